@@ -1,0 +1,48 @@
+// mixprec — configuration macros shared by every header.
+//
+// Only this header looks at the compiler: everything else uses the macros below, so that a
+// plain host build, an nvcc build and a CUDA device pass read the same code.
+#pragma once
+
+#define MIXPREC_VERSION_MAJOR 0
+#define MIXPREC_VERSION_MINOR 1
+#define MIXPREC_VERSION_PATCH 0
+
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "mixprec needs C++17 or later"
+#endif
+
+// Functions usable on the host and, under nvcc, on the device.
+#if defined(__CUDACC__)
+#define MIXPREC_HOST_DEVICE __host__ __device__
+#else
+#define MIXPREC_HOST_DEVICE
+#endif
+
+// True while nvcc compiles the device side of a translation unit.
+#if defined(__CUDA_ARCH__)
+#define MIXPREC_DEVICE_PASS 1
+#else
+#define MIXPREC_DEVICE_PASS 0
+#endif
+
+// Bit casts between float/double and their integer images are constexpr where the compiler
+// offers __builtin_bit_cast (GCC >= 11, Clang >= 9, MSVC >= 19.27, nvcc >= 11.x).  Without it
+// the conversions from and to float/double still work, only not in constant expressions.
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_bit_cast)
+#define MIXPREC_HAS_BUILTIN_BIT_CAST 1
+#endif
+#endif
+#if !defined(MIXPREC_HAS_BUILTIN_BIT_CAST) && defined(_MSC_VER) && _MSC_VER >= 1927
+#define MIXPREC_HAS_BUILTIN_BIT_CAST 1
+#endif
+#if !defined(MIXPREC_HAS_BUILTIN_BIT_CAST)
+#define MIXPREC_HAS_BUILTIN_BIT_CAST 0
+#endif
+
+#if MIXPREC_HAS_BUILTIN_BIT_CAST
+#define MIXPREC_BIT_CAST_CONSTEXPR constexpr
+#else
+#define MIXPREC_BIT_CAST_CONSTEXPR
+#endif

@@ -1,0 +1,98 @@
+// The codes a conversion produces when the input is not an ordinary in-range number: NaN,
+// infinity, overflow, zero, and inputs an unsigned or zero-less format cannot hold.  Every rule
+// here is DESIGN.md's "Conversion" section; docs/decisions.md records what the reference
+// libraries do where they differ.
+#pragma once
+
+#include <cstdint>
+
+#include "../format.hpp"
+#include "../rounding.hpp"
+
+namespace mixprec::detail {
+
+// The public rounding modes plus stochastic rounding (which also needs random bits).  The
+// first six values line up with mixprec::rounding.
+enum class round_mode : unsigned char { nearest_even, nearest_away, toward_zero, upward, downward, to_odd, stochastic };
+
+MIXPREC_HOST_DEVICE constexpr round_mode to_round_mode(rounding r) noexcept {
+  return static_cast<round_mode>(static_cast<unsigned char>(r));
+}
+
+template <class To>
+struct special_codes {
+  using traits = format_traits<To>;
+  using code_type = typename traits::storage_type;
+
+  MIXPREC_HOST_DEVICE static constexpr code_type with_sign(bool negative, std::uint64_t magnitude) noexcept {
+    return static_cast<code_type>(negative ? magnitude | traits::sign_mask : magnitude);
+  }
+
+  MIXPREC_HOST_DEVICE static constexpr code_type max_finite(bool negative) noexcept {
+    return with_sign(negative, traits::max_finite_magnitude);
+  }
+
+  // The smallest value an unsigned or zero-less format has: zero, or (e8m0) its lowest power.
+  MIXPREC_HOST_DEVICE static constexpr code_type smallest() noexcept { return 0; }
+
+  // A NaN input.  NaN stays NaN with its sign where the format has signed NaNs; the format's
+  // canonical quiet NaN is used, except that a wider IEEE format keeps an IEEE payload
+  // (IEEE 754-2019 §6.2.3).  Formats without NaN (fp6/fp4) give +max, as CUDA's cvt does.
+  template <class From>
+  MIXPREC_HOST_DEVICE static constexpr code_type nan(bool negative, std::uint64_t from_code) noexcept {
+    using from = format_traits<From>;
+    if constexpr (traits::specials == special_encoding::none) {
+      return max_finite(false);
+    } else if constexpr (from::specials == special_encoding::ieee && traits::specials == special_encoding::ieee &&
+                         traits::mantissa_bits >= from::mantissa_bits) {
+      const std::uint64_t payload = (from_code & from::mantissa_mask) << (traits::mantissa_bits - from::mantissa_bits);
+      return with_sign(negative, traits::quiet_nan_code | payload);
+    } else {
+      return with_sign(negative && traits::has_signed_nan, traits::quiet_nan_code);
+    }
+  }
+
+  // What overflow::non_finite asks for: infinity, else NaN, else ±max.
+  MIXPREC_HOST_DEVICE static constexpr code_type non_finite(bool negative) noexcept {
+    if constexpr (traits::has_infinity) {
+      return with_sign(negative, traits::infinity_magnitude);
+    } else if constexpr (traits::has_nan) {
+      return with_sign(negative && traits::has_signed_nan, traits::quiet_nan_code);
+    } else {
+      return max_finite(negative);
+    }
+  }
+
+  // ±infinity in.
+  MIXPREC_HOST_DEVICE static constexpr code_type infinity(bool negative, overflow o) noexcept {
+    if (negative && !traits::is_signed) return out_of_domain(o);
+    return o == overflow::saturate ? max_finite(negative) : non_finite(negative);
+  }
+
+  // A finite value beyond the largest finite one.  IEEE 754-2019 §7.4: the directed modes
+  // that round toward the range (toward zero; upward for negatives; downward for positives)
+  // give ±max; round-to-odd gives ±max too (it never creates a non-finite value).
+  MIXPREC_HOST_DEVICE static constexpr code_type overflowed(bool negative, round_mode mode, overflow o) noexcept {
+    const bool clamp = o == overflow::saturate || mode == round_mode::toward_zero || mode == round_mode::to_odd ||
+                       (mode == round_mode::upward && negative) || (mode == round_mode::downward && !negative);
+    return clamp ? max_finite(negative) : non_finite(negative);
+  }
+
+  // A negative number (or -inf) into an unsigned format: NaN, or the smallest value when
+  // saturating ("saturate clips to the range").
+  MIXPREC_HOST_DEVICE static constexpr code_type out_of_domain(overflow o) noexcept {
+    if (o == overflow::saturate || !traits::has_nan) return smallest();
+    return static_cast<code_type>(traits::quiet_nan_code);
+  }
+
+  // ±0 in.  Formats without -0 give +0; formats without zero treat it like a negative input.
+  MIXPREC_HOST_DEVICE static constexpr code_type zero(bool negative, overflow o) noexcept {
+    if constexpr (!traits::has_zero) {
+      return out_of_domain(o);
+    } else {
+      return with_sign(negative && traits::has_negative_zero, 0);
+    }
+  }
+};
+
+}  // namespace mixprec::detail

@@ -1,0 +1,69 @@
+// Helpers for the exhaustive sweeps: run a function over a range of 32-bit patterns on every
+// core, and look a type up by name.
+#pragma once
+
+#include <mixprec/types.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mixprec_test {
+
+// Calls body(first, last) on disjoint chunks [first, last) of [begin, end), `chunk` long, from
+// `threads` threads (0: one per hardware thread).
+template <class Body>
+void parallel_ranges(std::uint64_t begin, std::uint64_t end, std::uint64_t chunk, unsigned threads, Body body) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<std::uint64_t> next{begin};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (;;) {
+        const std::uint64_t first = next.fetch_add(chunk);
+        if (first >= end) return;
+        body(first, std::min(end, first + chunk));
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+}
+
+class stopwatch {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Calls f(T{}) for the type whose format name is `name`; returns false if there is none.
+template <class F>
+bool with_type_named(const std::string& name, F f) {
+  bool found = false;
+  auto try_one = [&](auto tag) {
+    using T = decltype(tag);
+    if (!found && mixprec::format_name<typename T::format>() == name) {
+      found = true;
+      f(tag);
+    }
+  };
+  try_one(mixprec::float16{});
+  try_one(mixprec::bfloat16{});
+  try_one(mixprec::float8_e4m3fn{});
+  try_one(mixprec::float8_e5m2{});
+  try_one(mixprec::float8_e4m3fnuz{});
+  try_one(mixprec::float8_e5m2fnuz{});
+  try_one(mixprec::float6_e3m2fn{});
+  try_one(mixprec::float6_e2m3fn{});
+  try_one(mixprec::float4_e2m1fn{});
+  try_one(mixprec::float8_e8m0fnu{});
+  return found;
+}
+
+}  // namespace mixprec_test

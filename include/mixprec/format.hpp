@@ -107,6 +107,12 @@ struct format_traits {
                                                   : specials == special_encoding::nan_all_ones      ? magnitude_mask
                                                   : specials == special_encoding::nan_negative_zero ? sign_mask
                                                                                                     : 0;
+  // The smallest magnitude field value that is not a finite number (NaN or infinity);
+  // 2^(E+M) when every magnitude is finite (fnuz's NaN is the sign bit over magnitude 0).
+  static constexpr std::uint64_t first_special_magnitude = specials == special_encoding::ieee ? infinity_magnitude
+                                                           : specials == special_encoding::nan_all_ones
+                                                               ? magnitude_mask
+                                                               : magnitude_mask + 1;
   // A signalling NaN: IEEE with the quiet bit clear and the lowest payload bit set.
   static constexpr std::uint64_t signaling_nan_code =
       specials == special_encoding::ieee && mantissa_bits >= 2 ? infinity_magnitude | 1 : quiet_nan_code;

@@ -18,17 +18,17 @@ template <class Format>
 struct limit_codes {
   using traits = format_traits<Format>;
   using T = minifloat<Format>;
-  static constexpr T make(std::uint64_t code) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr T make(std::uint64_t code) noexcept {
     return code_access::make<T>(static_cast<typename traits::storage_type>(code));
   }
   // 2^k, built by the rounding core so no bit cast is needed at compile time.
-  static constexpr T power_of_two(int k) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr T power_of_two(int k) noexcept {
     return make(round_pack<Format>(false, 1, k, round_mode::nearest_even, overflow::non_finite, 0));
   }
-  static constexpr T min_normal() noexcept {
+  MIXPREC_HOST_DEVICE static constexpr T min_normal() noexcept {
     return make(std::uint64_t(traits::min_normal_field) << traits::mantissa_bits);
   }
-  static constexpr T max_finite() noexcept { return make(traits::max_finite_magnitude); }
+  MIXPREC_HOST_DEVICE static constexpr T max_finite() noexcept { return make(traits::max_finite_magnitude); }
 };
 
 // The value of a (finite) code as a double, computed without bit casts.
@@ -142,17 +142,21 @@ class std::numeric_limits<mixprec::minifloat<Format>> {
   static constexpr bool traps = false;
   static constexpr bool tinyness_before = false;
 
-  static constexpr T min() noexcept { return codes::min_normal(); }
-  static constexpr T lowest() noexcept {
+  MIXPREC_HOST_DEVICE static constexpr T min() noexcept { return codes::min_normal(); }
+  MIXPREC_HOST_DEVICE static constexpr T lowest() noexcept {
     return traits::is_signed ? codes::make(traits::sign_mask | traits::max_finite_magnitude) : codes::min_normal();
   }
-  static constexpr T max() noexcept { return codes::max_finite(); }
-  static constexpr T epsilon() noexcept { return codes::power_of_two(-traits::mantissa_bits); }
-  static constexpr T round_error() noexcept { return codes::power_of_two(-1); }
+  MIXPREC_HOST_DEVICE static constexpr T max() noexcept { return codes::max_finite(); }
+  MIXPREC_HOST_DEVICE static constexpr T epsilon() noexcept { return codes::power_of_two(-traits::mantissa_bits); }
+  MIXPREC_HOST_DEVICE static constexpr T round_error() noexcept { return codes::power_of_two(-1); }
   // Meaningful only where has_infinity / has_quiet_NaN / has_signaling_NaN say so; otherwise
   // the code 0, as the standard asks of types without those values.
-  static constexpr T infinity() noexcept { return codes::make(traits::has_infinity ? traits::infinity_magnitude : 0); }
-  static constexpr T quiet_NaN() noexcept { return codes::make(traits::quiet_nan_code); }
-  static constexpr T signaling_NaN() noexcept { return codes::make(traits::signaling_nan_code); }
-  static constexpr T denorm_min() noexcept { return traits::has_subnormals ? codes::make(1) : codes::min_normal(); }
+  MIXPREC_HOST_DEVICE static constexpr T infinity() noexcept {
+    return codes::make(traits::has_infinity ? traits::infinity_magnitude : 0);
+  }
+  MIXPREC_HOST_DEVICE static constexpr T quiet_NaN() noexcept { return codes::make(traits::quiet_nan_code); }
+  MIXPREC_HOST_DEVICE static constexpr T signaling_NaN() noexcept { return codes::make(traits::signaling_nan_code); }
+  MIXPREC_HOST_DEVICE static constexpr T denorm_min() noexcept {
+    return traits::has_subnormals ? codes::make(1) : codes::min_normal();
+  }
 };

@@ -11,12 +11,11 @@ namespace mixprec::detail {
 // True when every normal number of From is a normal number of To with the same significand,
 // so converting it needs no rounding at all (fp16 -> float, bf16 -> float, e4m3 -> fp16, ...).
 template <class From, class To>
-constexpr bool is_normal_widening() noexcept {
-  using from = format_traits<From>;
-  using to = format_traits<To>;
-  return (to::is_signed || !from::is_signed) && to::mantissa_bits >= from::mantissa_bits &&
-         to::min_exponent <= from::min_exponent && to::max_exponent >= from::max_exponent;
-}
+constexpr bool is_normal_widening = (format_traits<To>::is_signed || !format_traits<From>::is_signed) &&
+                                    format_traits<To>::mantissa_bits
+                                        >= format_traits<From>::mantissa_bits&& format_traits<To>::min_exponent
+                                        <= format_traits<From>::min_exponent&& format_traits<To>::max_exponent
+                                        >= format_traits<From>::max_exponent;
 
 template <class From, class To>
 MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type convert_bits(
@@ -28,52 +27,49 @@ MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type convert_b
   const std::uint64_t code = static_cast<std::uint64_t>(from_code) & from::code_mask;
   const bool negative = from::is_negative(code);
 
-  // 1. NaN and infinity.
+  const std::uint64_t magnitude = code & from::magnitude_mask;
+
+  // 1. The common case first: a normal number of From that lands in To's normal range, with
+  //    bits to drop.  Round the code itself: the exponent field sits just above the mantissa, so
+  //    a carry out of the mantissa moves into the exponent, and re-biasing afterwards is one
+  //    subtraction.  The range [low, high) holds no NaN or infinity of From.
+  if constexpr (from::mantissa_bits >= to::mantissa_bits) {
+    constexpr int shift = from::mantissa_bits - to::mantissa_bits;
+    constexpr std::int64_t low_field = to::min_exponent + from::bias;
+    constexpr std::int64_t high_field = to::max_exponent + 1 + from::bias;  // 2^(To's max_exponent + 1)
+    constexpr std::uint64_t low =
+        static_cast<std::uint64_t>(low_field < from::min_normal_field ? from::min_normal_field : low_field)
+        << from::mantissa_bits;
+    constexpr std::uint64_t high_value = high_field > from::exponent_field_max
+                                             ? ~std::uint64_t{0}
+                                             : static_cast<std::uint64_t>(high_field) << from::mantissa_bits;
+    constexpr std::uint64_t high =
+        high_value < from::first_special_magnitude ? high_value : from::first_special_magnitude;
+    if (magnitude >= low && magnitude < high) {
+      if (negative && !to::is_signed) return codes::out_of_domain(o);
+      const std::uint64_t kept = round_right_shift<shift, to::mantissa_bits>(magnitude, negative, mode, random);
+      const std::int64_t result = static_cast<std::int64_t>(kept) -
+                                  std::int64_t{from::bias - to::bias} * (std::int64_t{1} << to::mantissa_bits);
+      if (result > static_cast<std::int64_t>(to::max_finite_magnitude)) return codes::overflowed(negative, mode, o);
+      return codes::with_sign(negative, static_cast<std::uint64_t>(result));
+    }
+  }
+
+  // 2. NaN and infinity.
   if (from::is_nan(code)) return codes::template nan<From>(negative, code);
   if (from::is_infinity(code)) return codes::infinity(negative, o);
 
-  // 2. The fields.
-  const std::uint64_t magnitude = code & from::magnitude_mask;
+  // 3. The fields.
   const int field = static_cast<int>(magnitude >> from::mantissa_bits);
   const std::uint64_t mantissa = magnitude & from::mantissa_mask;
 
-  // 3. A normal number that To holds as a normal number: re-bias the exponent, widen the
+  // 4. A normal number that To holds as a normal number: re-bias the exponent, widen the
   //    mantissa.  (This is the whole of fp16/bf16/fp8 -> float.)
-  if constexpr (is_normal_widening<From, To>()) {
+  if constexpr (is_normal_widening<From, To>) {
     if (field >= from::min_normal_field) {
       const auto to_field = static_cast<std::uint64_t>(field - from::bias + to::bias);
       return codes::with_sign(
           negative, (to_field << to::mantissa_bits) | (mantissa << (to::mantissa_bits - from::mantissa_bits)));
-    }
-  }
-
-  // 4. A normal number that lands in To's normal range, with bits to drop: round the code
-  //    itself.  The exponent field sits just above the mantissa, so rounding up out of the
-  //    mantissa carries into the exponent; re-biasing afterwards is one subtraction.
-  if constexpr (from::mantissa_bits >= to::mantissa_bits) {
-    constexpr int shift = from::mantissa_bits - to::mantissa_bits;
-    // Codes of From between To's smallest normal and 2^(To's max_exponent + 1).
-    constexpr std::int64_t low_field = to::min_exponent + from::bias;
-    constexpr std::int64_t high_field = to::max_exponent + 1 + from::bias;
-    constexpr std::uint64_t low =
-        static_cast<std::uint64_t>(low_field < from::min_normal_field ? from::min_normal_field : low_field)
-        << from::mantissa_bits;
-    constexpr std::uint64_t high = high_field > from::exponent_field_max
-                                       ? ~std::uint64_t{0}
-                                       : static_cast<std::uint64_t>(high_field) << from::mantissa_bits;
-    if (magnitude >= low && magnitude < high) {
-      if (negative && !to::is_signed) return codes::out_of_domain(o);
-      std::uint64_t kept = magnitude >> shift;
-      if constexpr (shift > 0) {
-        const std::uint64_t lost = magnitude & ((std::uint64_t{1} << shift) - 1);
-        // With no mantissa bits (e8m0) the kept last bit is the hidden one: odd.
-        const bool last_bit_odd = to::mantissa_bits == 0 || (kept & 1) != 0;
-        if (lost != 0 && round_up(last_bit_odd, lost, shift, negative, mode, random)) ++kept;
-      }
-      const std::int64_t code = static_cast<std::int64_t>(kept) -
-                                std::int64_t{from::bias - to::bias} * (std::int64_t{1} << to::mantissa_bits);
-      if (code > static_cast<std::int64_t>(to::max_finite_magnitude)) return codes::overflowed(negative, mode, o);
-      return codes::with_sign(negative, static_cast<std::uint64_t>(code));
     }
   }
 

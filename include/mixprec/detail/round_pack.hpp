@@ -51,6 +51,44 @@ MIXPREC_HOST_DEVICE constexpr bool round_up(bool last_bit_odd, std::uint64_t los
   return false;
 }
 
+// Drops the low Shift bits of a code (or significand) and rounds, without branches for the
+// deterministic modes: adding (half - 1 + last bit) carries exactly when round-half-even goes
+// up, adding half when round-half-away does, adding (2^Shift - 1) when a directed mode does.
+// With no mantissa bits (e8m0) the last kept bit is the hidden one, which is odd.
+template <int Shift, int MantissaBits>
+MIXPREC_HOST_DEVICE constexpr std::uint64_t round_right_shift(std::uint64_t x, bool negative, round_mode mode,
+                                                              std::uint32_t random) noexcept {
+  if constexpr (Shift == 0) {
+    return x;
+  } else {
+    constexpr std::uint64_t below = (std::uint64_t{1} << Shift) - 1;
+    constexpr std::uint64_t half = std::uint64_t{1} << (Shift - 1);
+    const std::uint64_t last_bit = MantissaBits == 0 ? 1 : (x >> Shift) & 1;
+    switch (mode) {
+      case round_mode::nearest_even:
+        return (x + (half - 1) + last_bit) >> Shift;
+      case round_mode::nearest_away:
+        return (x + half) >> Shift;
+      case round_mode::toward_zero:
+        return x >> Shift;
+      case round_mode::upward:
+        return (x + (negative ? 0 : below)) >> Shift;
+      case round_mode::downward:
+        return (x + (negative ? below : 0)) >> Shift;
+      case round_mode::to_odd: {
+        const std::uint64_t kept = x >> Shift;
+        return (x & below) != 0 && last_bit == 0 ? kept + 1 : kept;
+      }
+      case round_mode::stochastic: {
+        const std::uint64_t kept = x >> Shift;
+        const std::uint64_t lost = x & below;
+        return lost != 0 && round_up(last_bit != 0, lost, Shift, negative, mode, random) ? kept + 1 : kept;
+      }
+    }
+    return x >> Shift;
+  }
+}
+
 template <class To>
 MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type round_pack(bool negative,
                                                                                   std::uint64_t significand,

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Sets up, builds and tests mixprec exactly as CI does (.ci/run calls this script):
+#   1. formatting (clang-format) of every tracked source
+#   2. Release, C++17, warnings as errors, CUDA on if nvcc is installed:
+#      every label CI runs: unit, exhaustive (the CI subset), reference, install
+#   3. Release, C++20, warnings as errors: unit
+#   4. AddressSanitizer + UndefinedBehaviorSanitizer, C++17: unit
+# Any warning, failing test or sanitizer report fails the run.  Build trees go to build/ci-*.
+# The full exhaustive matrix is not run here: `ctest --test-dir build/ci-release17 -L exhaustive_full`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+"$(pwd)/scripts/setup-debian.sh"
+
+jobs=$(nproc)
+started=$SECONDS
+stage() { printf '\n==== %s (%ds elapsed)\n' "$*" $((SECONDS - started)); }
+
+cuda=OFF
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  cuda=ON
+  command -v nvcc >/dev/null 2>&1 || export PATH=/usr/local/cuda/bin:$PATH
+else
+  echo "NOTE: nvcc not found: the CUDA compile checks are SKIPPED in this run."
+fi
+
+stage "clang-format"
+mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh')
+clang-format --dry-run --Werror "${sources[@]}"
+
+configure() {  # configure <dir> <extra cmake args...>
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DMIXPREC_WARNINGS_AS_ERRORS=ON "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+}
+build() { cmake --build "$1" -j"$jobs"; }
+
+mkdir -p build
+stage "Release, C++17 (CUDA $cuda): build"
+configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=$cuda
+build build/ci-release17
+stage "Release, C++17: unit and install tests"
+ctest --test-dir build/ci-release17 -L 'unit|install' -j"$jobs" --output-on-failure
+stage "Release, C++17: exhaustive (CI subset) and reference tests"
+ctest --test-dir build/ci-release17 -L 'exhaustive|reference' -LE exhaustive_full --output-on-failure
+
+stage "Release, C++20: build"
+configure build/ci-release20 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 -DMIXPREC_CUDA=OFF \
+  -DMIXPREC_BUILD_BENCHMARKS=OFF
+build build/ci-release20
+stage "Release, C++20: unit tests"
+ctest --test-dir build/ci-release20 -L unit -j"$jobs" --output-on-failure
+
+stage "AddressSanitizer + UndefinedBehaviorSanitizer, C++17: build"
+configure build/ci-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
+  -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF
+build build/ci-sanitize
+stage "Sanitizers: unit tests"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/ci-sanitize -L unit -j"$jobs" --output-on-failure
+
+stage "all checks passed"

@@ -1,0 +1,184 @@
+// bulk/convert_n.hpp: bulk conversion gives the scalar function's bits element by element, for
+// any pair of types, every mode, every length and alignment; its stochastic variant is
+// reproducible from the seed; bad arguments are clear errors.
+#include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/limits.hpp>
+#include <mixprec/types.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "all_formats.hpp"
+
+using namespace mixprec;
+
+namespace {
+
+// Floats that exercise every branch: random bit patterns, specials, subnormals, and values at
+// and around midpoints of the narrow formats.
+std::vector<float> mixed_inputs(std::size_t n, std::uint32_t seed) {
+  std::mt19937 generator(seed);
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1.0f,
+                            -1.0f,
+                            448.0f,
+                            464.0f,
+                            480.0f,
+                            65504.0f,
+                            65520.0f,
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::min(),
+                            std::numeric_limits<float>::max(),
+                            1.0625f,
+                            3.0f};
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (generator() % 4) {
+      case 0: {
+        const auto bits = static_cast<std::uint32_t>(generator());
+        std::memcpy(&out[i], &bits, 4);
+        break;
+      }
+      case 1:
+        out[i] = specials[generator() % (sizeof(specials) / sizeof(specials[0]))];
+        break;
+      case 2:
+        out[i] = std::ldexp(static_cast<float>(generator() % 64) / 8.0f, static_cast<int>(generator() % 40) - 20);
+        break;
+      default:
+        out[i] = std::normal_distribution<float>(0.0f, 10.0f)(generator);
+        break;
+    }
+  }
+  return out;
+}
+
+template <class To>
+void check_from_float(rounding r, overflow o) {
+  const std::vector<float> input = mixed_inputs(400, 7);
+  for (std::size_t offset = 0; offset < 4; ++offset) {
+    constexpr std::size_t lengths[] = {0, 1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 127, 255, 300};
+    for (std::size_t n : lengths) {
+      std::vector<To> out(n + 4);
+      convert_n(input.data() + offset, n, out.data() + offset, r, o);
+      for (std::size_t i = 0; i < n; ++i) {
+        REQUIRE(out[offset + i].bits() == convert<To>(input[offset + i], r, o).bits());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Philox-4x32-10 reproduces Random123's known-answer vectors", "[bulk][philox]") {
+  using detail::philox4x32_10;
+  using detail::philox_block;
+  const philox_block zero = philox4x32_10(philox_block{{0, 0, 0, 0}}, 0, 0);
+  CHECK(zero.word[0] == 0x6627e8d5u);
+  CHECK(zero.word[1] == 0xe169c58du);
+  CHECK(zero.word[2] == 0xbc57ac4cu);
+  CHECK(zero.word[3] == 0x9b00dbd8u);
+  const philox_block ones =
+      philox4x32_10(philox_block{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu, 0xffffffffu);
+  CHECK(ones.word[0] == 0x408f276du);
+  CHECK(ones.word[1] == 0x41c83b0eu);
+  CHECK(ones.word[2] == 0xa20bc7c6u);
+  CHECK(ones.word[3] == 0x6d5451fdu);
+  const philox_block pi =
+      philox4x32_10(philox_block{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u);
+  CHECK(pi.word[0] == 0xd16cfe09u);
+  CHECK(pi.word[1] == 0x94fdccebu);
+  CHECK(pi.word[2] == 0x5001e420u);
+  CHECK(pi.word[3] == 0x24126ea1u);
+}
+
+TEMPLATE_TEST_CASE("convert_n from float equals the scalar conversion for every mode, length and offset", "[bulk]",
+                   MIXPREC_ALL_TYPES) {
+  for (rounding r : mixprec_test::all_roundings) {
+    for (overflow o : mixprec_test::all_overflows) check_from_float<TestType>(r, o);
+  }
+}
+
+TEMPLATE_TEST_CASE("convert_n to float and double decodes every code exactly", "[bulk]", MIXPREC_ALL_TYPES) {
+  std::vector<TestType> codes;
+  for (unsigned c = 0; c < mixprec_test::code_count<TestType>(); ++c) {
+    codes.push_back(TestType::from_bits(static_cast<typename TestType::storage_type>(c)));
+  }
+  std::vector<float> floats(codes.size());
+  std::vector<double> doubles(codes.size());
+  convert_n(codes.data(), codes.size(), floats.data());
+  convert_n(codes.data(), codes.size(), doubles.data());
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const float expected = static_cast<float>(codes[i]);
+    REQUIRE(std::memcmp(&floats[i], &expected, 4) == 0);
+    if (!std::isnan(expected)) REQUIRE(doubles[i] == static_cast<double>(expected));
+  }
+}
+
+TEST_CASE("convert_n between two minifloat types equals the scalar conversion", "[bulk]") {
+  std::vector<bfloat16> source;
+  for (unsigned c = 0; c < 65536; c += 7) source.push_back(bfloat16::from_bits(static_cast<std::uint16_t>(c)));
+  std::vector<float8_e4m3fn> out(source.size());
+  for (rounding r : mixprec_test::all_roundings) {
+    convert_n(source.data(), source.size(), out.data(), r, overflow::saturate);
+    for (std::size_t i = 0; i < source.size(); ++i) {
+      REQUIRE(out[i].bits() == convert<float8_e4m3fn>(source[i], r, overflow::saturate).bits());
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("convert_stochastic_n depends only on the seed and the element index", "[bulk][stochastic]", float16,
+                   bfloat16, float8_e4m3fn, float8_e5m2, float4_e2m1fn) {
+  const std::vector<float> input = mixed_inputs(1000, 11);
+  std::vector<TestType> a(input.size()), b(input.size()), c(input.size());
+  convert_stochastic_n(input.data(), input.size(), a.data(), 42);
+  convert_stochastic_n(input.data(), input.size(), b.data(), 42);
+  convert_stochastic_n(input.data(), input.size(), c.data(), 43);
+  int differences = 0;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    REQUIRE(a[i].bits() == b[i].bits());
+    REQUIRE(a[i].bits() == convert_stochastic<TestType>(input[i], detail::philox_bits(42, i)).bits());
+    differences += a[i].bits() != c[i].bits() ? 1 : 0;
+  }
+  CHECK(differences > 0);  // another seed gives other random bits
+}
+
+TEST_CASE("convert_stochastic_n rounds up at the exact rate over a large array", "[bulk][stochastic]") {
+  // 0.3 of the way from 1 to the next bf16 value, 2^20 times: binomial, within 6 sigma.
+  const float x = 1.0f + 0.3f * std::ldexp(1.0f, -7);
+  const double f = (static_cast<double>(x) - 1.0) / std::ldexp(1.0, -7);
+  const std::vector<float> input(1u << 20, x);
+  std::vector<bfloat16> out(input.size());
+  convert_stochastic_n(input.data(), input.size(), out.data(), 2024);
+  std::size_t ups = 0;
+  for (const bfloat16& y : out) ups += y.bits() == 0x3F81 ? 1u : 0u;
+  const double n = static_cast<double>(input.size());
+  CHECK(std::abs(static_cast<double>(ups) - n * f) <= 6 * std::sqrt(n * f * (1 - f)));
+}
+
+TEST_CASE("bulk conversion rejects null pointers and overlapping arrays", "[bulk][errors]") {
+  std::vector<float> in(16, 1.0f);
+  std::vector<float16> out(16);
+  CHECK_THROWS_AS(convert_n(static_cast<const float*>(nullptr), 4, out.data()), invalid_argument);
+  CHECK_THROWS_WITH(convert_n(in.data(), 4, static_cast<float16*>(nullptr)),
+                    "convert_n: null output pointer with n = 4");
+  CHECK_NOTHROW(convert_n(static_cast<const float*>(nullptr), 0, static_cast<float16*>(nullptr)));
+  // Output overlapping the input: float16 written over the floats being read.
+  auto* overlapping = reinterpret_cast<float16*>(in.data() + 2);
+  CHECK_THROWS_AS(convert_n(in.data(), 8, overlapping), invalid_argument);
+  CHECK_THROWS_AS(convert_stochastic_n(in.data(), 8, overlapping, 1), invalid_argument);
+  // Adjacent but disjoint is fine.
+  std::vector<float> both(8, 2.0f);
+  CHECK_NOTHROW(convert_n(both.data(), 4, reinterpret_cast<float*>(both.data() + 4)));
+  CHECK(both[5] == 2.0f);
+}

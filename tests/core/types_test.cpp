@@ -1,0 +1,81 @@
+// types.hpp: the ten named formats match DESIGN.md's table row by row.
+#include <mixprec/limits.hpp>
+#include <mixprec/types.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+using namespace mixprec;
+
+namespace {
+struct design_row {
+  int bits, exponent, mantissa, bias;
+  bool infinity;
+  double max_finite;
+};
+
+template <class T>
+void check_row(const design_row& row) {
+  using traits = format_traits<typename T::format>;
+  INFO(format_name<typename T::format>());
+  CHECK(traits::total_bits == row.bits);
+  CHECK(traits::exponent_bits == row.exponent);
+  CHECK(traits::mantissa_bits == row.mantissa);
+  CHECK(traits::bias == row.bias);
+  CHECK(traits::has_infinity == row.infinity);
+  CHECK(static_cast<double>(std::numeric_limits<T>::max()) == row.max_finite);
+}
+}  // namespace
+
+TEST_CASE("each named type matches its row of DESIGN.md's table", "[types]") {
+  check_row<float16>({16, 5, 10, 15, true, 65504});
+  check_row<bfloat16>({16, 8, 7, 127, true, 3.3895313892515355e38});
+  check_row<float8_e4m3fn>({8, 4, 3, 7, false, 448});
+  check_row<float8_e5m2>({8, 5, 2, 15, true, 57344});
+  check_row<float8_e4m3fnuz>({8, 4, 3, 8, false, 240});
+  check_row<float8_e5m2fnuz>({8, 5, 2, 16, false, 57344});
+  check_row<float6_e3m2fn>({6, 3, 2, 3, false, 28});
+  check_row<float6_e2m3fn>({6, 2, 3, 1, false, 7.5});
+  check_row<float4_e2m1fn>({4, 2, 1, 1, false, 6});
+  check_row<float8_e8m0fnu>({8, 8, 0, 127, false, std::ldexp(1.0, 127)});
+}
+
+TEST_CASE("the NaN encodings are the ones DESIGN.md lists", "[types]") {
+  // IEEE-style: exponent all ones with a non-zero mantissa, both signs.
+  for (unsigned m = 1; m < 4; ++m) {
+    CHECK(std::isnan(static_cast<float>(float8_e5m2::from_bits(static_cast<std::uint8_t>(0x7C | m)))));
+    CHECK(std::isnan(static_cast<float>(float8_e5m2::from_bits(static_cast<std::uint8_t>(0xFC | m)))));
+  }
+  // e4m3fn: S.1111.111 only.
+  int e4m3_nans = 0, fnuz_nans = 0, e8m0_nans = 0;
+  for (unsigned c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    e4m3_nans += std::isnan(static_cast<float>(float8_e4m3fn::from_bits(code))) ? 1 : 0;
+    fnuz_nans += std::isnan(static_cast<float>(float8_e4m3fnuz::from_bits(code))) ? 1 : 0;
+    fnuz_nans += std::isnan(static_cast<float>(float8_e5m2fnuz::from_bits(code))) ? 1 : 0;
+    e8m0_nans += std::isnan(static_cast<float>(float8_e8m0fnu::from_bits(code))) ? 1 : 0;
+  }
+  CHECK(e4m3_nans == 2);
+  CHECK(std::isnan(static_cast<float>(float8_e4m3fn::from_bits(0x7F))));
+  CHECK(std::isnan(static_cast<float>(float8_e4m3fn::from_bits(0xFF))));
+  CHECK(fnuz_nans == 2);  // 0x80 in each fnuz type
+  CHECK(e8m0_nans == 1);  // 0xFF
+  // fp6 / fp4: no NaN at all.
+  for (unsigned c = 0; c < 64; ++c) {
+    CHECK(std::isfinite(static_cast<float>(float6_e3m2fn::from_bits(static_cast<std::uint8_t>(c)))));
+    CHECK(std::isfinite(static_cast<float>(float6_e2m3fn::from_bits(static_cast<std::uint8_t>(c)))));
+  }
+  for (unsigned c = 0; c < 16; ++c) {
+    CHECK(std::isfinite(static_cast<float>(float4_e2m1fn::from_bits(static_cast<std::uint8_t>(c)))));
+  }
+}
+
+TEST_CASE("the aliases name the same types", "[types]") {
+  STATIC_REQUIRE(std::is_same<fp16, float16>::value);
+  STATIC_REQUIRE(std::is_same<bf16, bfloat16>::value);
+  STATIC_REQUIRE(std::is_same<fp8_e4m3, float8_e4m3fn>::value);
+  STATIC_REQUIRE(std::is_same<fp8_e5m2, float8_e5m2>::value);
+}

@@ -46,3 +46,16 @@
 #else
 #define MIXPREC_BIT_CAST_CONSTEXPR
 #endif
+
+// Forced inlining for the conversion fast path: once inlined with a constant rounding mode it
+// folds to a handful of instructions; left out of line (GCC does so when a translation unit
+// uses it from many places) each call pays for the generic mode switch.
+#if defined(__CUDACC__)
+#define MIXPREC_FORCE_INLINE __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define MIXPREC_FORCE_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define MIXPREC_FORCE_INLINE __forceinline
+#else
+#define MIXPREC_FORCE_INLINE inline
+#endif

@@ -72,7 +72,8 @@ struct code_access {
 
 // Conversion between any two of {float, double, minifloat<...>}.
 template <class To, class From>
-MIXPREC_HOST_DEVICE constexpr To convert_value(From x, round_mode mode, overflow o, std::uint32_t random) noexcept {
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr To convert_value(From x, round_mode mode, overflow o,
+                                                                    std::uint32_t random) noexcept {
   return code_access::make<To>(convert_bits<format_of_t<From>, format_of_t<To>>(code_access::code(x), mode, o, random));
 }
 

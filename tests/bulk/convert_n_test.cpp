@@ -2,6 +2,7 @@
 // any pair of types, every mode, every length and alignment; its stochastic variant is
 // reproducible from the seed; bad arguments are clear errors.
 #include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/bulk/simd_path.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/types.hpp>
 
@@ -78,6 +79,21 @@ void check_from_float(rounding r, overflow o) {
   }
 }
 
+// Runs body() once on each SIMD path this CPU has, and says which it skipped.
+template <class Body>
+void on_every_path(Body body) {
+  for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (!simd_path_supported(p)) {
+      WARN("SIMD path " << to_string(p) << " skipped: not available on this CPU");
+      continue;
+    }
+    force_simd_path(p);
+    INFO("SIMD path " << to_string(p));
+    body();
+  }
+  reset_simd_path();
+}
+
 }  // namespace
 
 TEST_CASE("Philox-4x32-10 reproduces Random123's known-answer vectors", "[bulk][philox]") {
@@ -102,38 +118,59 @@ TEST_CASE("Philox-4x32-10 reproduces Random123's known-answer vectors", "[bulk][
   CHECK(pi.word[3] == 0x24126ea1u);
 }
 
-TEMPLATE_TEST_CASE("convert_n from float equals the scalar conversion for every mode, length and offset", "[bulk]",
-                   MIXPREC_ALL_TYPES) {
-  for (rounding r : mixprec_test::all_roundings) {
-    for (overflow o : mixprec_test::all_overflows) check_from_float<TestType>(r, o);
-  }
-}
-
-TEMPLATE_TEST_CASE("convert_n to float and double decodes every code exactly", "[bulk]", MIXPREC_ALL_TYPES) {
-  std::vector<TestType> codes;
-  for (unsigned c = 0; c < mixprec_test::code_count<TestType>(); ++c) {
-    codes.push_back(TestType::from_bits(static_cast<typename TestType::storage_type>(c)));
-  }
-  std::vector<float> floats(codes.size());
-  std::vector<double> doubles(codes.size());
-  convert_n(codes.data(), codes.size(), floats.data());
-  convert_n(codes.data(), codes.size(), doubles.data());
-  for (std::size_t i = 0; i < codes.size(); ++i) {
-    const float expected = static_cast<float>(codes[i]);
-    REQUIRE(std::memcmp(&floats[i], &expected, 4) == 0);
-    if (!std::isnan(expected)) REQUIRE(doubles[i] == static_cast<double>(expected));
-  }
-}
-
-TEST_CASE("convert_n between two minifloat types equals the scalar conversion", "[bulk]") {
-  std::vector<bfloat16> source;
-  for (unsigned c = 0; c < 65536; c += 7) source.push_back(bfloat16::from_bits(static_cast<std::uint16_t>(c)));
-  std::vector<float8_e4m3fn> out(source.size());
-  for (rounding r : mixprec_test::all_roundings) {
-    convert_n(source.data(), source.size(), out.data(), r, overflow::saturate);
-    for (std::size_t i = 0; i < source.size(); ++i) {
-      REQUIRE(out[i].bits() == convert<float8_e4m3fn>(source[i], r, overflow::saturate).bits());
+TEMPLATE_TEST_CASE("convert_n from float equals the scalar conversion for every mode, length, offset and path",
+                   "[bulk]", MIXPREC_ALL_TYPES) {
+  on_every_path([] {
+    for (rounding r : mixprec_test::all_roundings) {
+      for (overflow o : mixprec_test::all_overflows) check_from_float<TestType>(r, o);
     }
+  });
+}
+
+TEMPLATE_TEST_CASE("convert_n to float and double decodes every code exactly on every path", "[bulk]",
+                   MIXPREC_ALL_TYPES) {
+  on_every_path([] {
+    std::vector<TestType> codes;
+    for (unsigned c = 0; c < mixprec_test::code_count<TestType>(); ++c) {
+      codes.push_back(TestType::from_bits(static_cast<typename TestType::storage_type>(c)));
+    }
+    std::vector<float> floats(codes.size());
+    std::vector<double> doubles(codes.size());
+    convert_n(codes.data(), codes.size(), floats.data());
+    convert_n(codes.data(), codes.size(), doubles.data());
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      const float expected = static_cast<float>(codes[i]);
+      REQUIRE(std::memcmp(&floats[i], &expected, 4) == 0);
+      if (!std::isnan(expected)) REQUIRE(doubles[i] == static_cast<double>(expected));
+    }
+  });
+}
+
+TEST_CASE("convert_n between two minifloat types equals the scalar conversion on every path", "[bulk]") {
+  on_every_path([] {
+    std::vector<bfloat16> source;
+    for (unsigned c = 0; c < 65536; c += 7) source.push_back(bfloat16::from_bits(static_cast<std::uint16_t>(c)));
+    std::vector<float8_e4m3fn> out(source.size());
+    for (rounding r : mixprec_test::all_roundings) {
+      convert_n(source.data(), source.size(), out.data(), r, overflow::saturate);
+      for (std::size_t i = 0; i < source.size(); ++i) {
+        REQUIRE(out[i].bits() == convert<float8_e4m3fn>(source[i], r, overflow::saturate).bits());
+      }
+    }
+  });
+}
+
+TEST_CASE("SIMD paths can be listed, forced and reset", "[bulk][dispatch]") {
+  CHECK(simd_path_supported(simd_path::portable));
+  CHECK(simd_path_supported(best_simd_path()));
+  force_simd_path(simd_path::portable);
+  CHECK(active_simd_path() == simd_path::portable);
+  reset_simd_path();
+  CHECK(parse_simd_path("avx512") == simd_path::avx512);
+  CHECK_THROWS_WITH(parse_simd_path("sse9"),
+                    "unknown SIMD path 'sse9' (expected portable, avx2, avx512 or avx512_bf16)");
+  for (simd_path p : {simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (!simd_path_supported(p)) CHECK_THROWS_AS(force_simd_path(p), invalid_argument);
   }
 }
 

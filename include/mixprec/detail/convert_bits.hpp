@@ -17,8 +17,30 @@ constexpr bool is_normal_widening = (format_traits<To>::is_signed || !format_tra
                                         <= format_traits<From>::min_exponent&& format_traits<To>::max_exponent
                                         >= format_traits<From>::max_exponent;
 
+// Where the narrowing fast path applies (From has at least as many mantissa bits as To): the
+// magnitudes [low, high) of From that are normal numbers landing in To's normal range, from To's
+// smallest normal up to 2^(To's max_exponent + 1); the range holds no NaN or infinity of From.
+// There, To's code is (From's code shifted right by `shift` and rounded) - rebias.
 template <class From, class To>
-MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type convert_bits(
+struct narrowing_window {
+  using from = format_traits<From>;
+  using to = format_traits<To>;
+  static constexpr int shift = from::mantissa_bits - to::mantissa_bits;
+  static constexpr std::int64_t low_field = to::min_exponent + from::bias;
+  static constexpr std::int64_t high_field = to::max_exponent + 1 + from::bias;
+  static constexpr std::uint64_t low =
+      static_cast<std::uint64_t>(low_field < from::min_normal_field ? from::min_normal_field : low_field)
+      << from::mantissa_bits;
+  static constexpr std::uint64_t high_value = high_field > from::exponent_field_max
+                                                  ? ~std::uint64_t{0}
+                                                  : static_cast<std::uint64_t>(high_field) << from::mantissa_bits;
+  static constexpr std::uint64_t high =
+      high_value < from::first_special_magnitude ? high_value : from::first_special_magnitude;
+  static constexpr std::int64_t rebias = std::int64_t{from::bias - to::bias} * (std::int64_t{1} << to::mantissa_bits);
+};
+
+template <class From, class To>
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr typename format_traits<To>::storage_type convert_bits(
     typename format_traits<From>::storage_type from_code, round_mode mode, overflow o, std::uint32_t random) noexcept {
   using from = format_traits<From>;
   using to = format_traits<To>;
@@ -34,22 +56,13 @@ MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type convert_b
   //    a carry out of the mantissa moves into the exponent, and re-biasing afterwards is one
   //    subtraction.  The range [low, high) holds no NaN or infinity of From.
   if constexpr (from::mantissa_bits >= to::mantissa_bits) {
-    constexpr int shift = from::mantissa_bits - to::mantissa_bits;
-    constexpr std::int64_t low_field = to::min_exponent + from::bias;
-    constexpr std::int64_t high_field = to::max_exponent + 1 + from::bias;  // 2^(To's max_exponent + 1)
-    constexpr std::uint64_t low =
-        static_cast<std::uint64_t>(low_field < from::min_normal_field ? from::min_normal_field : low_field)
-        << from::mantissa_bits;
-    constexpr std::uint64_t high_value = high_field > from::exponent_field_max
-                                             ? ~std::uint64_t{0}
-                                             : static_cast<std::uint64_t>(high_field) << from::mantissa_bits;
-    constexpr std::uint64_t high =
-        high_value < from::first_special_magnitude ? high_value : from::first_special_magnitude;
+    using window = narrowing_window<From, To>;
+    constexpr int shift = window::shift;
+    constexpr std::uint64_t low = window::low, high = window::high;
     if (magnitude >= low && magnitude < high) {
       if (negative && !to::is_signed) return codes::out_of_domain(o);
       const std::uint64_t kept = round_right_shift<shift, to::mantissa_bits>(magnitude, negative, mode, random);
-      const std::int64_t result = static_cast<std::int64_t>(kept) -
-                                  std::int64_t{from::bias - to::bias} * (std::int64_t{1} << to::mantissa_bits);
+      const std::int64_t result = static_cast<std::int64_t>(kept) - window::rebias;
       if (result > static_cast<std::int64_t>(to::max_finite_magnitude)) return codes::overflowed(negative, mode, o);
       return codes::with_sign(negative, static_cast<std::uint64_t>(result));
     }

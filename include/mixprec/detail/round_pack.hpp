@@ -56,8 +56,9 @@ MIXPREC_HOST_DEVICE constexpr bool round_up(bool last_bit_odd, std::uint64_t los
 // up, adding half when round-half-away does, adding (2^Shift - 1) when a directed mode does.
 // With no mantissa bits (e8m0) the last kept bit is the hidden one, which is odd.
 template <int Shift, int MantissaBits>
-MIXPREC_HOST_DEVICE constexpr std::uint64_t round_right_shift(std::uint64_t x, bool negative, round_mode mode,
-                                                              std::uint32_t random) noexcept {
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr std::uint64_t round_right_shift(std::uint64_t x, bool negative,
+                                                                                   round_mode mode,
+                                                                                   std::uint32_t random) noexcept {
   if constexpr (Shift == 0) {
     return x;
   } else {

@@ -1,0 +1,17 @@
+// Compiling a region of a header for an instruction set without compiler flags: GCC's
+// `#pragma GCC target` and Clang's `#pragma clang attribute` give every function defined in the
+// region (templates included) the target's instructions, so one header serves a baseline
+// x86-64 build and runtime dispatch picks the region the CPU can run.
+#pragma once
+
+#define MIXPREC_PRAGMA(x) _Pragma(#x)
+#if defined(__clang__)
+#define MIXPREC_TARGET_BEGIN(isa) \
+  MIXPREC_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))
+#define MIXPREC_TARGET_END MIXPREC_PRAGMA(clang attribute pop)
+#else
+#define MIXPREC_TARGET_BEGIN(isa) MIXPREC_PRAGMA(GCC push_options) MIXPREC_PRAGMA(GCC target(isa))
+#define MIXPREC_TARGET_END MIXPREC_PRAGMA(GCC pop_options)
+#endif
+
+#define MIXPREC_SIMD_INLINE inline __attribute__((always_inline))

@@ -1,0 +1,125 @@
+// Every SIMD path against the scalar reference over all 2^32 float inputs: float -> T for the
+// types and modes asked for (default: bfloat16, float16, float8_e4m3fn, float8_e5m2 under
+// nearest_even, both overflow modes).  The scalar results are computed once per block and each
+// path the CPU has is compared with them; paths the CPU lacks are reported as skipped.
+//
+//   bulk_sweep [--types a,b,...] [--modes all|<mode>,...] [--stride N] [--threads N]
+#include <mixprec/bulk/convert_n.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "all_formats.hpp"
+#include "sweep.hpp"
+
+namespace {
+
+using namespace mixprec;
+using mixprec_test::all_overflows;
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// The SIMD paths this CPU has (the portable path is the scalar loop being compared against).
+std::vector<simd_path> vector_paths() {
+  std::vector<simd_path> paths;
+  for (simd_path p : {simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (simd_path_supported(p)) paths.push_back(p);
+  }
+  return paths;
+}
+
+template <class T>
+int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned threads) {
+  const std::vector<simd_path> paths = vector_paths();
+  const std::string name = format_name<typename T::format>();
+  std::atomic<std::uint64_t> checks{0}, mismatches{0};
+  mixprec_test::stopwatch clock;
+  constexpr std::uint64_t block = 1u << 16;
+  mixprec_test::parallel_ranges(
+      0, (std::uint64_t{1} << 32) / block, 1, threads, [&](std::uint64_t first, std::uint64_t last) {
+        std::vector<float> in(block);
+        std::vector<T> expected(block), actual(block);
+        for (std::uint64_t b = first; b < last; ++b) {
+          std::size_t n = 0;
+          for (std::uint64_t u = b * block; u < (b + 1) * block; u += stride) {
+            const auto bits = static_cast<std::uint32_t>(u);
+            std::memcpy(&in[n++], &bits, 4);
+          }
+          for (rounding r : modes) {
+            for (overflow o : all_overflows) {
+              for (std::size_t i = 0; i < n; ++i) expected[i] = convert<T>(in[i], r, o);
+              for (simd_path path : paths) {
+                detail::convert_n_on(path, in.data(), n, actual.data(), r, o);
+                for (std::size_t i = 0; i < n; ++i) {
+                  if (actual[i].bits() != expected[i].bits() && mismatches.fetch_add(1) < 10) {
+                    std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(),
+                                to_string(path), to_string(r), to_string(o), static_cast<double>(in[i]),
+                                expected[i].bits(), actual[i].bits());
+                  }
+                }
+                checks += n;
+              }
+            }
+          }
+        }
+      });
+  std::printf(
+      "%-14s %zu SIMD paths x %zu modes x 2 overflow modes over 2^32 floats / stride %llu: %llu checks, %llu "
+      "mismatches, %.1f s\n",
+      name.c_str(), paths.size(), modes.size(), static_cast<unsigned long long>(stride),
+      static_cast<unsigned long long>(checks.load()), static_cast<unsigned long long>(mismatches.load()),
+      clock.seconds());
+  return mismatches == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> types = {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"};
+  std::vector<rounding> modes = {rounding::nearest_even};
+  std::uint64_t stride = 1;
+  unsigned threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--types" && i + 1 < argc) {
+      types = split(argv[++i]);
+    } else if (arg == "--modes" && i + 1 < argc) {
+      const std::string list = argv[++i];
+      modes.clear();
+      for (rounding r : mixprec_test::all_roundings) {
+        for (const std::string& m : split(list)) {
+          if (m == "all" || m == to_string(r)) modes.push_back(r);
+        }
+      }
+    } else if (arg == "--stride" && i + 1 < argc) {
+      stride = std::max<std::uint64_t>(1, std::stoull(argv[++i]));
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: %s [--types a,b] [--modes all|<mode>,...] [--stride N] [--threads N]\n", argv[0]);
+      return 2;
+    }
+  }
+  for (simd_path p : {simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (!simd_path_supported(p)) std::printf("SIMD path %s skipped: not available on this CPU\n", to_string(p));
+  }
+  int status = 0;
+  for (const std::string& type : types) {
+    if (!mixprec_test::with_type_named(type,
+                                       [&](auto tag) { status |= sweep<decltype(tag)>(modes, stride, threads); })) {
+      std::fprintf(stderr, "unknown type: %s\n", type.c_str());
+      return 2;
+    }
+  }
+  return status;
+}

@@ -62,9 +62,9 @@ int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned thr
                 detail::convert_n_on(path, in.data(), n, actual.data(), r, o);
                 for (std::size_t i = 0; i < n; ++i) {
                   if (actual[i].bits() != expected[i].bits() && mismatches.fetch_add(1) < 10) {
-                    std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(),
-                                to_string(path), to_string(r), to_string(o), static_cast<double>(in[i]),
-                                expected[i].bits(), actual[i].bits());
+                    std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(), to_string(path),
+                                to_string(r), to_string(o), static_cast<double>(in[i]), expected[i].bits(),
+                                actual[i].bits());
                   }
                 }
                 checks += n;

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 
+#include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
+#include "../../minifloat.hpp"
 #include "target.hpp"
 
 MIXPREC_TARGET_BEGIN("avx2,fma,f16c")
@@ -20,11 +22,47 @@ struct ops {
   using vec = __m256i;
   using mask = __m256i;
   static constexpr unsigned all_lanes = 0xFFu;
+  static constexpr std::size_t register_bytes = 32;
 
   static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) { return _mm256_set1_epi32(static_cast<int>(x)); }
   static MIXPREC_SIMD_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-  static MIXPREC_SIMD_INLINE void store(void* p, vec v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
-  static MIXPREC_SIMD_INLINE void stream(void* p, vec v) { _mm256_stream_si256(static_cast<__m256i*>(p), v); }
+  // Stores of 8, 16 and 32 bytes; `stream` asks for a non-temporal store (the address is then
+  // aligned to the store's size).
+  static MIXPREC_SIMD_INLINE void store_low_8_bytes(void* p, __m128i v, bool stream) {
+    if (stream) {
+      _mm_stream_si64(static_cast<long long*>(p), _mm_cvtsi128_si64(v));
+    } else {
+      _mm_storel_epi64(static_cast<__m128i*>(p), v);
+    }
+  }
+  static MIXPREC_SIMD_INLINE void store_bytes(void* p, __m128i v, bool stream) {
+    if (stream) {
+      _mm_stream_si128(static_cast<__m128i*>(p), v);
+    } else {
+      _mm_storeu_si128(static_cast<__m128i*>(p), v);
+    }
+  }
+  // Codes of `Group` vectors packed into one 32-byte store (2 of 16-bit codes, 4 of 8-bit).
+  // packus works within 128-bit halves; permute4x64 (0, 2, 1, 3) puts the quarters in order.
+  template <int Bits, std::size_t Group>
+  static MIXPREC_SIMD_INLINE void store_code_group(void* p, const vec* codes, bool stream) {
+    if constexpr (Bits == 16) {
+      static_assert(Group == 2, "two vectors of 16-bit codes fill a register");
+      store(p, _mm256_permute4x64_epi64(_mm256_packus_epi32(codes[0], codes[1]), 0b11011000), stream);
+    } else {
+      static_assert(Bits == 8 && Group == 4, "four vectors of 8-bit codes fill a register");
+      const __m256i words01 = _mm256_permute4x64_epi64(_mm256_packus_epi32(codes[0], codes[1]), 0b11011000);
+      const __m256i words23 = _mm256_permute4x64_epi64(_mm256_packus_epi32(codes[2], codes[3]), 0b11011000);
+      store(p, _mm256_permute4x64_epi64(_mm256_packus_epi16(words01, words23), 0b11011000), stream);
+    }
+  }
+  static MIXPREC_SIMD_INLINE void store(void* p, vec v, bool stream) {
+    if (stream) {
+      _mm256_stream_si256(static_cast<__m256i*>(p), v);
+    } else {
+      _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+    }
+  }
   template <int Bits>
   static MIXPREC_SIMD_INLINE vec load_codes(const void* p) {
     if constexpr (Bits == 8) {
@@ -34,24 +72,37 @@ struct ops {
     }
   }
   template <int Bits>
-  static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v) {
+  static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool stream) {
     // packus works within 128-bit halves: [a0..a3 a0..a3 | a4..a7 a4..a7]; gather the low
     // quarter of each half.  The values fit, so the saturation never acts.
     const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0b1000);
     if constexpr (Bits == 8) {
       const __m256i bytes = _mm256_packus_epi16(words, words);
-      _mm_storel_epi64(static_cast<__m128i*>(p), _mm256_castsi256_si128(bytes));
+      store_low_8_bytes(p, _mm256_castsi256_si128(bytes), stream);
     } else {
-      _mm_storeu_si128(static_cast<__m128i*>(p), _mm256_castsi256_si128(words));
+      store_bytes(p, _mm256_castsi256_si128(words), stream);
     }
   }
 
   static MIXPREC_SIMD_INLINE vec and_(vec a, vec b) { return _mm256_and_si256(a, b); }
   static MIXPREC_SIMD_INLINE vec andnot(vec a, vec b) { return _mm256_andnot_si256(a, b); }
   static MIXPREC_SIMD_INLINE vec or_(vec a, vec b) { return _mm256_or_si256(a, b); }
+  static MIXPREC_SIMD_INLINE vec or_and(vec a, vec b, vec c) {
+    return _mm256_or_si256(a, _mm256_and_si256(b, c));
+  }  // a | (b & c)
   static MIXPREC_SIMD_INLINE vec add(vec a, vec b) { return _mm256_add_epi32(a, b); }
   static MIXPREC_SIMD_INLINE vec sub(vec a, vec b) { return _mm256_sub_epi32(a, b); }
   static MIXPREC_SIMD_INLINE vec min_u(vec a, vec b) { return _mm256_min_epu32(a, b); }
+  static MIXPREC_SIMD_INLINE vec max_u(vec a, vec b) { return _mm256_max_epu32(a, b); }
+  static MIXPREC_SIMD_INLINE std::uint32_t horizontal_max_u(vec a) {
+    __m128i m = _mm_max_epu32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0b01001110));
+    m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0b10110001));
+    return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m));
+  }
+  static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
+    return _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(factor)));
+  }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {
     return _mm256_srli_epi32(a, N);
@@ -80,8 +131,8 @@ struct ops {
     return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m)));
   }
   template <int Imm>
-  static MIXPREC_SIMD_INLINE void store_float_as_half(void* p, vec x) {
-    _mm_storeu_si128(static_cast<__m128i*>(p), _mm256_cvtps_ph(_mm256_castsi256_ps(x), Imm));
+  static MIXPREC_SIMD_INLINE vec float_to_half_lanes(vec x) {
+    return _mm256_cvtepu16_epi32(_mm256_cvtps_ph(_mm256_castsi256_ps(x), Imm));
   }
   static MIXPREC_SIMD_INLINE vec load_half_as_float(const void* p) {
     return _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128(static_cast<const __m128i*>(p))));
@@ -91,6 +142,15 @@ struct ops {
     const __m256 scaled = _mm256_mul_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(scale));
     return _mm256_cvttps_epi32(
         _mm256_round_ps(scaled, (TowardZero ? _MM_FROUND_TO_ZERO : _MM_FROUND_TO_NEAREST_INT) | _MM_FROUND_NO_EXC));
+  }
+  // Lanes whose float is neither NaN nor subnormal (zero and infinity included).  With the
+  // sign bit flipped, the unsigned comparison becomes a signed one.
+  static MIXPREC_SIMD_INLINE mask not_special_or_subnormal(vec x) {
+    const vec magnitude = _mm256_and_si256(x, set1(0x7FFFFFFFu));
+    const mask nan = _mm256_cmpgt_epi32(magnitude, set1(0x7F800000u));
+    const mask subnormal =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(magnitude, set1(0)), _mm256_cmpgt_epi32(set1(0x00800000u), magnitude));
+    return _mm256_xor_si256(_mm256_or_si256(nan, subnormal), set1(0xFFFFFFFFu));
   }
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
     return _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale)));

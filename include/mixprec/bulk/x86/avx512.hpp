@@ -9,15 +9,18 @@
 
 #include <cstdint>
 
+#include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
+#include "../../minifloat.hpp"
 #include "target.hpp"
 
 MIXPREC_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
 // GCC 12's AVX-512 intrinsics pass an intentionally undefined operand (`__m512i __Y = __Y;`)
-// that -Wmaybe-uninitialized reports once they are inlined here: a false positive.
+// that -W(maybe-)uninitialized reports once they are inlined here: a false positive.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 namespace mixprec::detail::simd_avx512 {
 
@@ -26,11 +29,50 @@ struct ops {
   using vec = __m512i;
   using mask = __mmask16;
   static constexpr unsigned all_lanes = 0xFFFFu;
+  static constexpr std::size_t register_bytes = 64;
 
   static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) { return _mm512_set1_epi32(static_cast<int>(x)); }
   static MIXPREC_SIMD_INLINE vec load(const void* p) { return _mm512_loadu_si512(p); }
-  static MIXPREC_SIMD_INLINE void store(void* p, vec v) { _mm512_storeu_si512(p, v); }
-  static MIXPREC_SIMD_INLINE void stream(void* p, vec v) { _mm512_stream_si512(static_cast<__m512i*>(p), v); }
+  // Stores of 16, 32 and 64 bytes; `stream` asks for a non-temporal store (the address is then
+  // aligned to the store's size).
+  static MIXPREC_SIMD_INLINE void store_bytes(void* p, __m128i v, bool stream) {
+    if (stream) {
+      _mm_stream_si128(static_cast<__m128i*>(p), v);
+    } else {
+      _mm_storeu_si128(static_cast<__m128i*>(p), v);
+    }
+  }
+  static MIXPREC_SIMD_INLINE void store_bytes(void* p, __m256i v, bool stream) {
+    if (stream) {
+      _mm256_stream_si256(static_cast<__m256i*>(p), v);
+    } else {
+      _mm256_storeu_si256(static_cast<__m256i*>(p), v);
+    }
+  }
+  // Codes of `Group` vectors packed into one 64-byte store (2 of 16-bit codes, 4 of 8-bit).
+  template <int Bits, std::size_t Group>
+  static MIXPREC_SIMD_INLINE void store_code_group(void* p, const vec* codes, bool stream) {
+    __m512i packed;
+    if constexpr (Bits == 16) {
+      static_assert(Group == 2, "two vectors of 16-bit codes fill a register");
+      packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(codes[0])),
+                                  _mm512_cvtepi32_epi16(codes[1]), 1);
+    } else {
+      static_assert(Bits == 8 && Group == 4, "four vectors of 8-bit codes fill a register");
+      packed = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(codes[0]));
+      packed = _mm512_inserti32x4(packed, _mm512_cvtepi32_epi8(codes[1]), 1);
+      packed = _mm512_inserti32x4(packed, _mm512_cvtepi32_epi8(codes[2]), 2);
+      packed = _mm512_inserti32x4(packed, _mm512_cvtepi32_epi8(codes[3]), 3);
+    }
+    store(p, packed, stream);
+  }
+  static MIXPREC_SIMD_INLINE void store(void* p, vec v, bool stream) {
+    if (stream) {
+      _mm512_stream_si512(static_cast<__m512i*>(p), v);
+    } else {
+      _mm512_storeu_si512(p, v);
+    }
+  }
   // Codes of `Bits` bits (8 or 16), zero-extended to 32-bit lanes, and back (values fit).
   template <int Bits>
   static MIXPREC_SIMD_INLINE vec load_codes(const void* p) {
@@ -41,20 +83,30 @@ struct ops {
     }
   }
   template <int Bits>
-  static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v) {
+  static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool stream) {
     if constexpr (Bits == 8) {
-      _mm_storeu_si128(static_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
+      store_bytes(p, _mm512_cvtepi32_epi8(v), stream);
     } else {
-      _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtepi32_epi16(v));
+      store_bytes(p, _mm512_cvtepi32_epi16(v), stream);
     }
   }
 
   static MIXPREC_SIMD_INLINE vec and_(vec a, vec b) { return _mm512_and_si512(a, b); }
   static MIXPREC_SIMD_INLINE vec andnot(vec a, vec b) { return _mm512_andnot_si512(a, b); }  // ~a & b
   static MIXPREC_SIMD_INLINE vec or_(vec a, vec b) { return _mm512_or_si512(a, b); }
+  static MIXPREC_SIMD_INLINE vec or_and(vec a, vec b, vec c) {
+    return _mm512_ternarylogic_epi32(a, b, c, 0xF8);
+  }  // a | (b & c)
   static MIXPREC_SIMD_INLINE vec add(vec a, vec b) { return _mm512_add_epi32(a, b); }
   static MIXPREC_SIMD_INLINE vec sub(vec a, vec b) { return _mm512_sub_epi32(a, b); }
   static MIXPREC_SIMD_INLINE vec min_u(vec a, vec b) { return _mm512_min_epu32(a, b); }
+  static MIXPREC_SIMD_INLINE vec max_u(vec a, vec b) { return _mm512_max_epu32(a, b); }
+  static MIXPREC_SIMD_INLINE std::uint32_t horizontal_max_u(vec a) {
+    return static_cast<std::uint32_t>(_mm512_reduce_max_epu32(a));
+  }
+  static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
+    return _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(factor)));
+  }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {
     return _mm512_srli_epi32(a, N);
@@ -80,9 +132,10 @@ struct ops {
   }
   static MIXPREC_SIMD_INLINE unsigned lanes(mask m) { return m; }
   // The F16C conversions between float lanes and binary16 in memory.
+  // F16C: float lanes to binary16 codes in 32-bit lanes, and binary16 in memory to floats.
   template <int Imm>
-  static MIXPREC_SIMD_INLINE void store_float_as_half(void* p, vec x) {
-    _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtps_ph(_mm512_castsi512_ps(x), Imm));
+  static MIXPREC_SIMD_INLINE vec float_to_half_lanes(vec x) {
+    return _mm512_cvtepu16_epi32(_mm512_cvtps_ph(_mm512_castsi512_ps(x), Imm));
   }
   static MIXPREC_SIMD_INLINE vec load_half_as_float(const void* p) {
     return _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256(static_cast<const __m256i*>(p))));
@@ -94,6 +147,14 @@ struct ops {
     const __m512 scaled = _mm512_mul_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(scale));
     return _mm512_cvt_roundps_epi32(scaled,
                                     (TowardZero ? _MM_FROUND_TO_ZERO : _MM_FROUND_TO_NEAREST_INT) | _MM_FROUND_NO_EXC);
+  }
+  // Lanes whose float is neither NaN nor subnormal (zero and infinity included): the lanes the
+  // conversion instructions get right.  |x| - 2^-126, read unsigned, is above the range of
+  // finite normal floats exactly for NaNs and for subnormals other than zero.
+  static MIXPREC_SIMD_INLINE mask not_special_or_subnormal(vec x) {
+    const vec shifted = _mm512_sub_epi32(_mm512_and_si512(x, set1(0x7FFFFFFFu)), set1(0x00800000u));
+    return static_cast<mask>(~_mm512_mask_cmpneq_epu32_mask(_mm512_cmpgt_epu32_mask(shifted, set1(0x7F000000u)),
+                                                            shifted, set1(0xFF800000u)));
   }
   // Bits of float(integer lanes) × scale, for small non-negative integers (exact).
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
@@ -117,27 +178,25 @@ namespace mixprec::detail::simd_avx512_bf16 {
 // convert<bfloat16>(x, nearest_even, non_finite) does, except that the instruction treats float
 // subnormal inputs as zero and keeps NaN payloads: those lanes are redone by the scalar function.
 template <class To>
-void encode_bfloat16_instruction(const float* in, std::size_t n, To* out) {
+void encode_bfloat16_instruction(const float* in, std::size_t n, To* out, bool stream) {
   using ops = simd_avx512::ops;
   using vec = ops::vec;
   constexpr std::size_t width = ops::width;
-  const vec absolute = ops::set1(0x7FFFFFFFu), infinity = ops::set1(0x7F800000u), min_normal = ops::set1(0x00800000u);
-  const vec zero = ops::set1(0);
-  std::size_t i = 0;
-  for (; i + width <= n; i += width) {
-    const vec x = ops::load(in + i);
-    const vec magnitude = ops::and_(x, absolute);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), (__m256i)_mm512_cvtneps_pbh(_mm512_castsi512_ps(x)));
-    const ops::mask redo = ops::either(ops::less(infinity, magnitude),
-                                       ops::but_not(ops::less(magnitude, min_normal), ops::equal(magnitude, zero)));
-    const unsigned lanes = ops::lanes(redo);
-    if (lanes != 0) {
-      for (std::size_t lane = 0; lane < width; ++lane) {
-        if ((lanes >> lane & 1u) != 0) {
-          out[i + lane] = convert_value<To>(in[i + lane], round_mode::nearest_even, overflow::non_finite, 0);
-        }
+  auto redo = [&](std::size_t at, ops::mask ok) {
+    const unsigned done = ops::lanes(ok);
+    if (done == ops::all_lanes) return;
+    for (std::size_t lane = 0; lane < width; ++lane) {
+      if ((done >> lane & 1u) == 0) {
+        out[at + lane] = convert_value<To>(in[at + lane], round_mode::nearest_even, overflow::non_finite, 0);
       }
     }
+  };
+  std::size_t i = 0;
+  for (; i + 2 * width <= n; i += 2 * width) {  // two vectors fill one 64-byte store
+    const vec low = ops::load(in + i), high = ops::load(in + i + width);
+    ops::store(out + i, (__m512i)_mm512_cvtne2ps_pbh(_mm512_castsi512_ps(high), _mm512_castsi512_ps(low)), stream);
+    redo(i, ops::not_special_or_subnormal(low));
+    redo(i + width, ops::not_special_or_subnormal(high));
   }
   for (; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::nearest_even, overflow::non_finite, 0);
 }

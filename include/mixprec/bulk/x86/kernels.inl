@@ -5,6 +5,9 @@
 // below the normal range, ...) is redone by the scalar function, so each output equals
 // convert<To>(input) bit for bit.
 //
+// Every kernel takes `stream`: use non-temporal stores, for which the caller has aligned `out`
+// to the vector store's size (width × sizeof(output element)) and will issue the fence.
+//
 // No include guard: this file is meant to be included once per target.  Everything is a static
 // member of `kernels`, so the dispatcher can pass a target around as a type.
 
@@ -71,99 +74,195 @@ struct kernels {
     }
   }
 
-  // float -> To for one rounding mode.
+  // One vector of float -> To for one rounding mode: the codes in 32-bit lanes, and in `exact`
+  // the lanes they are right for (the others need the scalar function).
   template <class To, round_mode Mode>
-  static void encode_from_float(const float* in, std::size_t n, To* out, overflow o) {
+  static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact) {
     using format = typename To::format;
     using to = format_traits<format>;
     using window = narrowing_window<ieee_binary32, format>;
     using vec = typename ops::vec;
     using mask = typename ops::mask;
-    constexpr std::size_t width = ops::width;
-    const vec absolute = ops::set1(0x7FFFFFFFu);
     const vec low = ops::set1(static_cast<std::uint32_t>(window::low));
-    const vec high = ops::set1(static_cast<std::uint32_t>(window::high));
-    const vec rebias = ops::set1(static_cast<std::uint32_t>(window::rebias));
-    const vec max_finite = ops::set1(static_cast<std::uint32_t>(to::max_finite_magnitude));
-    const vec sign_mask = ops::set1(static_cast<std::uint32_t>(to::sign_mask));
     const vec zero = ops::set1(0);
     const vec one = ops::set1(1);
-    std::size_t i = 0;
-    for (; i + width <= n; i += width) {
-      const vec x = ops::load(in + i);
-      const vec magnitude = ops::and_(x, absolute);
-      mask exact = ops::but_not(ops::less(magnitude, high), ops::less(magnitude, low));
-      const vec result =
-          ops::sub(round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x), rebias);
-      exact = ops::both(exact, ops::less_equal(result, max_finite));
-      vec code = result;
-      if constexpr (to::has_subnormals) {
-        // Below To's smallest normal: the float's significand (hidden bit included for a normal
-        // float) shifted right by shift + (low field - field), at most 31 (that already leaves
-        // only the rounding of a non-zero remainder).  The result is To's subnormal code, or its
-        // smallest normal when it rounds up.
-        const mask small = ops::less(magnitude, low);
-        if constexpr ((Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) &&
-                      to::min_quantum_exponent >= -126) {
-          // The subnormal code is |x| / 2^(min quantum) rounded to an integer: an exact float
-          // product and one explicitly rounded conversion.  (DAZ could only zero a float
-          // subnormal input, whose result is 0 in these two modes anyway.)
-          const float scale = static_cast<float>(detail::power_of_two(-to::min_quantum_exponent));
-          code = ops::select(
-              small, ops::template round_scaled_to_int<Mode == round_mode::toward_zero>(magnitude, scale), code);
-          exact = ops::either(exact, small);
-        } else if (ops::lanes(small) != 0) {
-          const vec field = ops::template shift_right<23>(magnitude);
-          const vec hidden = ops::select(ops::equal(field, zero), zero, ops::set1(0x800000u));
-          const vec significand = ops::or_(ops::and_(magnitude, ops::set1(0x7FFFFFu)), hidden);
-          const vec count =
-              ops::min_i(ops::sub(ops::set1(window::shift + window::low_field), ops::max_i(field, one)), ops::set1(31));
-          code = ops::select(small, round_right_shift_each<Mode>(significand, count, x), code);
-          exact = ops::either(exact, small);
-        }
-      }
-      if constexpr (to::is_signed) {
-        vec sign = ops::and_(ops::template shift_right<32 - to::total_bits>(x), sign_mask);
-        if constexpr (!to::has_negative_zero) sign = ops::select(ops::equal(code, zero), zero, sign);  // fnuz: +0
-        code = ops::or_(code, sign);
-      } else {
-        exact = ops::but_not(exact, ops::less(x, zero));
-      }
-      ops::template store_codes<to::storage_bits>(out + i, code);
-      const unsigned done = ops::lanes(exact);
-      if (done != ops::all_lanes) {
-        for (std::size_t lane = 0; lane < width; ++lane) {
-          if ((done >> lane & 1u) == 0) out[i + lane] = convert_value<To>(in[i + lane], Mode, o, 0);
-        }
+    const vec magnitude = ops::and_(x, ops::set1(0x7FFFFFFFu));
+    const vec result = ops::sub(round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x),
+                                ops::set1(static_cast<std::uint32_t>(window::rebias)));
+    // At and above the window's top (2^(max_exponent+1), infinity, NaN) the result exceeds the
+    // largest finite code, so this one comparison also rejects those lanes.
+    exact = ops::less_equal(result, ops::set1(static_cast<std::uint32_t>(to::max_finite_magnitude)));
+    const mask small = ops::less(magnitude, low);
+    vec code = result;
+    if constexpr (!to::has_subnormals) {
+      exact = ops::but_not(exact, small);  // nothing below the smallest normal (e8m0)
+    } else {
+      // Below To's smallest normal the result is To's subnormal code (or its smallest normal
+      // when it rounds up).
+      if constexpr ((Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) &&
+                    to::min_quantum_exponent >= -126) {
+        // |x| / 2^(min quantum) rounded to an integer: an exact float product and one explicitly
+        // rounded conversion.  (DAZ could only zero a float subnormal input, whose result is 0
+        // in these two modes anyway.)
+        const float quantum_scale = static_cast<float>(detail::power_of_two(-to::min_quantum_exponent));
+        code = ops::select(
+            small, ops::template round_scaled_to_int<Mode == round_mode::toward_zero>(magnitude, quantum_scale), code);
+        exact = ops::either(exact, small);
+      } else if (ops::lanes(small) != 0) {
+        // The float's significand (hidden bit included for a normal float) shifted right by
+        // shift + (low field - field), at most 31 (that already leaves only the rounding of a
+        // non-zero remainder).
+        const vec field = ops::template shift_right<23>(magnitude);
+        const vec hidden = ops::select(ops::equal(field, zero), zero, ops::set1(0x800000u));
+        const vec significand = ops::or_(ops::and_(magnitude, ops::set1(0x7FFFFFu)), hidden);
+        const vec count =
+            ops::min_i(ops::sub(ops::set1(window::shift + window::low_field), ops::max_i(field, one)), ops::set1(31));
+        code = ops::select(small, round_right_shift_each<Mode>(significand, count, x), code);
+        exact = ops::either(exact, small);
       }
     }
-    for (; i < n; ++i) out[i] = convert_value<To>(in[i], Mode, o, 0);
+    if constexpr (to::is_signed) {
+      const vec sign_mask = ops::set1(static_cast<std::uint32_t>(to::sign_mask));
+      const vec shifted_sign = ops::template shift_right<32 - to::total_bits>(x);
+      if constexpr (!to::has_negative_zero) {
+        code =
+            ops::or_(code, ops::and_(ops::select(ops::equal(code, zero), zero, shifted_sign), sign_mask));  // fnuz: +0
+      } else {
+        code = ops::or_and(code, shifted_sign, sign_mask);
+      }
+    } else {
+      exact = ops::but_not(exact, ops::less(x, zero));
+    }
+    return code;
   }
 
-  template <class To>
-  static void encode_from_float(const float* in, std::size_t n, To* out, rounding r, overflow o) {
+  // Runs `Lanes::encode(x, exact)` over the input in groups of vectors whose codes fill one register
+  // (so that every store is a full-width one), then single vectors, then single elements;
+  // lanes not exact, and the last elements, are redone by `scalar(x)`.  With Scaled, inputs are
+  // first multiplied by `scale` in float and the largest |input| is returned as float bits, NaN
+  // bits winning (the integer order of non-negative float bits is their numeric order, with
+  // NaNs above infinity).
+  template <class To, bool Scaled, class Lanes, class Scalar>
+  static MIXPREC_SIMD_INLINE std::uint32_t encode_groups(const float* in, std::size_t n, To* out, bool stream,
+                                                         float scale, Scalar scalar) {
+    using vec = typename ops::vec;
+    using mask = typename ops::mask;
+    constexpr int bits = format_traits<typename To::format>::storage_bits;
+    constexpr std::size_t width = ops::width;
+    constexpr std::size_t group = ops::register_bytes / (width * bits / 8);
+    const vec absolute = ops::set1(0x7FFFFFFFu);
+    vec largest = ops::set1(0);
+    std::size_t i = 0;
+    for (; i + group * width <= n; i += group * width) {
+      vec codes[group];
+      unsigned done[group];
+      for (std::size_t g = 0; g < group; ++g) {
+        vec x = ops::load(in + i + g * width);
+        if constexpr (Scaled) {
+          largest = ops::max_u(largest, ops::and_(x, absolute));
+          x = ops::multiply_float(x, scale);
+        }
+        mask exact;
+        codes[g] = Lanes::encode(x, exact);
+        done[g] = ops::lanes(exact);
+      }
+      ops::template store_code_group<bits, group>(out + i, codes, stream);
+      unsigned all_done = ops::all_lanes;
+      for (std::size_t g = 0; g < group; ++g) all_done &= done[g];
+      if (all_done != ops::all_lanes) {
+        for (std::size_t g = 0; g < group; ++g) {
+          if (done[g] != ops::all_lanes) redo<Scaled>(in, out, i + g * width, done[g], scale, scalar);
+        }
+      }
+    }
+    for (; i + width <= n; i += width) {
+      vec x = ops::load(in + i);
+      if constexpr (Scaled) {
+        largest = ops::max_u(largest, ops::and_(x, absolute));
+        x = ops::multiply_float(x, scale);
+      }
+      mask exact;
+      ops::template store_codes<bits>(out + i, Lanes::encode(x, exact), false);
+      const unsigned done = ops::lanes(exact);
+      if (done != ops::all_lanes) redo<Scaled>(in, out, i, done, scale, scalar);
+    }
+    std::uint32_t result = 0;
+    if constexpr (Scaled) result = ops::horizontal_max_u(largest);
+    for (; i < n; ++i) {
+      if constexpr (Scaled) result = std::max(result, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
+      out[i] = scalar(input<Scaled>(in[i], scale));
+    }
+    return result;
+  }
+
+  // Redoes with the scalar function the lanes of the vector at `at` that `done` lacks.
+  template <bool Scaled, class To, class Scalar>
+  static void redo(const float* in, To* out, std::size_t at, unsigned done, float scale, Scalar scalar) {
+    for (std::size_t lane = 0; lane < ops::width; ++lane) {
+      if ((done >> lane & 1u) == 0) out[at + lane] = scalar(input<Scaled>(in[at + lane], scale));
+    }
+  }
+
+  // The lane functions encode_groups takes (structs, not lambdas: a lambda defined here does not
+  // get the target's instruction set).
+  template <class To, round_mode Mode>
+  struct generic_lanes {
+    static MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) {
+      return encode_lanes<To, Mode>(x, exact);
+    }
+  };
+  template <int Imm>
+  struct half_instruction_lanes {
+    static MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) {
+      exact = ops::not_special_or_subnormal(x);
+      return ops::template float_to_half_lanes<Imm>(x);
+    }
+  };
+
+  // float -> To for one rounding mode (see encode_groups for Scaled).
+  template <class To, round_mode Mode, bool Scaled = false>
+  static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, overflow o, bool stream,
+                                         float scale = 1.0f) {
+    return encode_groups<To, Scaled, generic_lanes<To, Mode>>(
+        in, n, out, stream, scale, [o](float x) { return convert_value<To>(x, Mode, o, 0); });
+  }
+
+  template <bool Scaled>
+  static MIXPREC_SIMD_INLINE float input(float x, float scale) {
+    if constexpr (Scaled) {
+      return x * scale;
+    } else {
+      return x;
+    }
+  }
+
+  template <class To, bool Scaled = false>
+  static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, rounding r, overflow o, bool stream,
+                                         float scale = 1.0f) {
     switch (r) {
       case rounding::nearest_even:
-        return encode_from_float<To, round_mode::nearest_even>(in, n, out, o);
+        return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
       case rounding::nearest_away:
-        return encode_from_float<To, round_mode::nearest_away>(in, n, out, o);
+        return encode_from_float<To, round_mode::nearest_away, Scaled>(in, n, out, o, stream, scale);
       case rounding::toward_zero:
-        return encode_from_float<To, round_mode::toward_zero>(in, n, out, o);
+        return encode_from_float<To, round_mode::toward_zero, Scaled>(in, n, out, o, stream, scale);
       case rounding::upward:
-        return encode_from_float<To, round_mode::upward>(in, n, out, o);
+        return encode_from_float<To, round_mode::upward, Scaled>(in, n, out, o, stream, scale);
       case rounding::downward:
-        return encode_from_float<To, round_mode::downward>(in, n, out, o);
+        return encode_from_float<To, round_mode::downward, Scaled>(in, n, out, o, stream, scale);
       case rounding::to_odd:
-        return encode_from_float<To, round_mode::to_odd>(in, n, out, o);
+        return encode_from_float<To, round_mode::to_odd, Scaled>(in, n, out, o, stream, scale);
     }
+    return 0;
   }
 
   // From -> float, exact.  Normal numbers re-bias their exponent; subnormals are
   // integer × 2^(min quantum), computed in float (exact, and a normal float, so the FTZ/DAZ
   // modes cannot touch it); when From has float's exponent range (bfloat16) the shift alone is
   // exact for subnormals too.
-  template <class From>
-  static void decode_to_float(const From* in, std::size_t n, float* out) {
+  // With Scaled, each decoded value is multiplied by `scale` in float (dequantisation).
+  template <class From, bool Scaled = false>
+  static void decode_to_float(const From* in, std::size_t n, float* out, bool stream, float scale = 1.0f) {
     using format = typename From::format;
     using from = format_traits<format>;
     using vec = typename ops::vec;
@@ -200,15 +299,16 @@ struct kernels {
       if constexpr (from::is_signed) {
         value = ops::or_(value, ops::template shift_left<32 - from::total_bits>(ops::and_(code, sign_mask)));
       }
-      ops::store(out + i, value);
+      if constexpr (Scaled) value = ops::multiply_float(value, scale);
+      ops::store(out + i, value, stream);
       const unsigned done = ops::lanes(exact);
       if (done != ops::all_lanes) {
         for (std::size_t lane = 0; lane < width; ++lane) {
-          if ((done >> lane & 1u) == 0) out[i + lane] = static_cast<float>(in[i + lane]);
+          if ((done >> lane & 1u) == 0) out[i + lane] = input<Scaled>(static_cast<float>(in[i + lane]), scale);
         }
       }
     }
-    for (; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    for (; i < n; ++i) out[i] = input<Scaled>(static_cast<float>(in[i]), scale);
   }
 
   // float -> float16 by the F16C instruction (vcvtps2ph), which rounds exactly in the four IEEE
@@ -216,40 +316,23 @@ struct kernels {
   // and may treat float subnormal inputs as zero (MXCSR.DAZ): those lanes are redone by the
   // scalar function.  The caller checks that MXCSR has neither DAZ nor FTZ set.
   template <round_mode Mode, class To>
-  static void encode_half_instruction(const float* in, std::size_t n, To* out) {
-    using vec = typename ops::vec;
+  static void encode_half_instruction(const float* in, std::size_t n, To* out, bool stream) {
     constexpr int imm = (Mode == round_mode::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
                          : Mode == round_mode::toward_zero ? _MM_FROUND_TO_ZERO
                          : Mode == round_mode::upward      ? _MM_FROUND_TO_POS_INF
                                                            : _MM_FROUND_TO_NEG_INF) |
                         _MM_FROUND_NO_EXC;
-    constexpr std::size_t width = ops::width;
-    const vec absolute = ops::set1(0x7FFFFFFFu), infinity = ops::set1(0x7F800000u), min_normal = ops::set1(0x00800000u);
-    const vec zero = ops::set1(0);
-    std::size_t i = 0;
-    for (; i + width <= n; i += width) {
-      const vec x = ops::load(in + i);
-      const vec magnitude = ops::and_(x, absolute);
-      ops::template store_float_as_half<imm>(out + i, x);
-      const typename ops::mask redo = ops::either(
-          ops::less(infinity, magnitude), ops::but_not(ops::less(magnitude, min_normal), ops::equal(magnitude, zero)));
-      const unsigned lanes = ops::lanes(redo);
-      if (lanes != 0) {
-        for (std::size_t lane = 0; lane < width; ++lane) {
-          if ((lanes >> lane & 1u) != 0) out[i + lane] = convert_value<To>(in[i + lane], Mode, overflow::non_finite, 0);
-        }
-      }
-    }
-    for (; i < n; ++i) out[i] = convert_value<To>(in[i], Mode, overflow::non_finite, 0);
+    encode_groups<To, false, half_instruction_lanes<imm>>(
+        in, n, out, stream, 1.0f, [](float x) { return convert_value<To>(x, Mode, overflow::non_finite, 0); });
   }
 
   // float16 -> float by the F16C instruction (vcvtph2ps): exact, NaN payloads kept with the quiet
   // bit set, as the library's widening rule says.  The caller checks MXCSR.DAZ is clear.
   template <class From>
-  static void decode_half_instruction(const From* in, std::size_t n, float* out) {
+  static void decode_half_instruction(const From* in, std::size_t n, float* out, bool stream) {
     constexpr std::size_t width = ops::width;
     std::size_t i = 0;
-    for (; i + width <= n; i += width) ops::store(out + i, ops::load_half_as_float(in + i));
+    for (; i + width <= n; i += width) ops::store(out + i, ops::load_half_as_float(in + i), stream);
     for (; i < n; ++i) out[i] = static_cast<float>(in[i]);
   }
 };  // struct kernels

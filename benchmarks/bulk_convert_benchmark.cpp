@@ -1,0 +1,240 @@
+// Bulk conversion throughput against the memory limit and the peers, in one run.
+//
+// Every benchmark reports bytes/s counting the bytes read plus the bytes written, so that
+// memcpy of (input + output) / 2 bytes — the same traffic — is the physical limit beside it.
+// Sizes: 256 Ki elements (in cache) and 64 Mi (in memory); mixprec at 1 and 2 threads.
+//   bulk_convert_benchmark --benchmark_format=json | python3 scripts/bulk_benchmark_table.py
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
+#include <fp16.h>
+#include <immintrin.h>
+#include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/bulk/quantize.hpp>
+#include <mixprec/types.hpp>
+
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace mixprec;
+
+const std::vector<float>& gaussian_input(std::size_t n) {
+  static std::vector<float> data;
+  if (data.size() < n) {
+    data.resize(n);
+    std::mt19937 generator(1);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float& x : data) x = normal(generator);
+  }
+  return data;
+}
+
+std::size_t elements(const benchmark::State& state) { return static_cast<std::size_t>(state.range(0)); }
+
+template <class T>
+void report(benchmark::State& state, std::size_t bytes_per_element) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(elements(state) * bytes_per_element));
+  state.counters["elements"] = static_cast<double>(elements(state));
+  (void)sizeof(T);
+}
+
+// memcpy of the same traffic, on range(1) threads.
+template <std::size_t BytesPerElement>
+void memcpy_same_bytes(benchmark::State& state) {
+  const std::size_t bytes = elements(state) * BytesPerElement / 2;
+  std::vector<char> from(bytes, 1), to(bytes, 2);
+  const auto threads = static_cast<std::size_t>(state.range(1));
+  for (auto _ : state) {
+    std::vector<std::thread> helpers;
+    const std::size_t part = bytes / threads;
+    for (std::size_t t = 1; t < threads; ++t) {
+      helpers.emplace_back([&, t] {
+        std::memcpy(to.data() + t * part, from.data() + t * part, t + 1 == threads ? bytes - t * part : part);
+      });
+    }
+    std::memcpy(to.data(), from.data(), threads == 1 ? bytes : part);
+    for (auto& h : helpers) h.join();
+    benchmark::ClobberMemory();
+  }
+  report<char>(state, BytesPerElement);
+}
+
+template <class T>
+void mixprec_encode(benchmark::State& state) {
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<T> out(elements(state));
+  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    convert_n(in.data(), elements(state), out.data());
+    benchmark::ClobberMemory();
+  }
+  set_bulk_threads(1);
+  report<T>(state, 4 + sizeof(T));
+}
+
+template <class T>
+void mixprec_decode(benchmark::State& state) {
+  std::vector<T> in(elements(state));
+  convert_n(gaussian_input(elements(state)).data(), elements(state), in.data());
+  std::vector<float> out(elements(state));
+  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    convert_n(in.data(), elements(state), out.data());
+    benchmark::ClobberMemory();
+  }
+  set_bulk_threads(1);
+  report<T>(state, 4 + sizeof(T));
+}
+
+// The portable path: the scalar conversion in a loop, as a compiler vectorises it.
+template <class T>
+void scalar_loop_encode(benchmark::State& state) {
+  force_simd_path(simd_path::portable);
+  mixprec_encode<T>(state);
+  reset_simd_path();
+}
+
+template <class T>
+void fused_quantize(benchmark::State& state) {
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<T> out(elements(state));
+  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(quantize_n(in.data(), elements(state), out.data(), 64.0f));
+    benchmark::ClobberMemory();
+  }
+  set_bulk_threads(1);
+  report<T>(state, 4 + sizeof(T));
+}
+
+// Eigen's conversion loop (Array::cast), one thread.
+template <class E>
+void eigen_encode(benchmark::State& state) {
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<E> out(elements(state));
+  const auto n = static_cast<Eigen::Index>(elements(state));
+  for (auto _ : state) {
+    Eigen::Map<Eigen::Array<E, Eigen::Dynamic, 1>>(out.data(), n) =
+        Eigen::Map<const Eigen::ArrayXf>(in.data(), n).template cast<E>();
+    benchmark::ClobberMemory();
+  }
+  report<E>(state, 4 + sizeof(E));
+}
+
+template <class E>
+void eigen_decode(benchmark::State& state) {
+  const auto n = static_cast<Eigen::Index>(elements(state));
+  std::vector<E> in(elements(state));
+  Eigen::Map<Eigen::Array<E, Eigen::Dynamic, 1>>(in.data(), n) =
+      Eigen::Map<const Eigen::ArrayXf>(gaussian_input(elements(state)).data(), n).template cast<E>();
+  std::vector<float> out(elements(state));
+  for (auto _ : state) {
+    Eigen::Map<Eigen::ArrayXf>(out.data(), n) =
+        Eigen::Map<const Eigen::Array<E, Eigen::Dynamic, 1>>(in.data(), n).template cast<float>();
+    benchmark::ClobberMemory();
+  }
+  report<E>(state, 4 + sizeof(E));
+}
+
+// The FP16 library's conversion loop (float16 only), one thread.
+void fp16_library_encode(benchmark::State& state) {
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<std::uint16_t> out(elements(state));
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < elements(state); ++i) out[i] = fp16_ieee_from_fp32_value(in[i]);
+    benchmark::ClobberMemory();
+  }
+  report<std::uint16_t>(state, 6);
+}
+
+void fp16_library_decode(benchmark::State& state) {
+  std::vector<std::uint16_t> in(elements(state));
+  for (std::size_t i = 0; i < elements(state); ++i)
+    in[i] = fp16_ieee_from_fp32_value(gaussian_input(elements(state))[i]);
+  std::vector<float> out(elements(state));
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < elements(state); ++i) out[i] = fp16_ieee_to_fp32_value(in[i]);
+    benchmark::ClobberMemory();
+  }
+  report<std::uint16_t>(state, 6);
+}
+
+// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized when inlined (see bulk/x86/avx512.hpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// The bare hardware instruction in a loop with plain stores (not exact at the edges: this is
+// the speed the instruction alone allows).
+__attribute__((target("avx512f,avx512bf16,avx512vl"))) void instruction_loop_bf16(benchmark::State& state) {
+  if (!simd_path_supported(simd_path::avx512_bf16)) return state.SkipWithError("no AVX-512 BF16 on this CPU");
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<std::uint16_t> out(elements(state));
+  for (auto _ : state) {
+    for (std::size_t i = 0; i + 16 <= elements(state); i += 16) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.data() + i),
+                          (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(in.data() + i)));
+    }
+    benchmark::ClobberMemory();
+  }
+  report<std::uint16_t>(state, 6);
+}
+
+__attribute__((target("avx512f"))) void instruction_loop_fp16(benchmark::State& state) {
+  if (!simd_path_supported(simd_path::avx512)) return state.SkipWithError("no AVX-512 on this CPU");
+  const std::vector<float>& in = gaussian_input(elements(state));
+  std::vector<std::uint16_t> out(elements(state));
+  for (auto _ : state) {
+    for (std::size_t i = 0; i + 16 <= elements(state); i += 16) {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out.data() + i),
+          _mm512_cvtps_ph(_mm512_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    benchmark::ClobberMemory();
+  }
+  report<std::uint16_t>(state, 6);
+}
+
+#pragma GCC diagnostic pop
+
+constexpr std::int64_t in_cache = 1 << 18, in_memory = 1 << 26;
+
+void sizes_and_threads(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {in_cache, in_memory})
+    for (std::int64_t threads : {1, 2}) b->Args({n, threads});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+void sizes(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {in_cache, in_memory}) b->Args({n, 1});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_TEMPLATE(memcpy_same_bytes, 6)->Apply(sizes_and_threads);  // float <-> 16-bit
+BENCHMARK_TEMPLATE(memcpy_same_bytes, 5)->Apply(sizes_and_threads);  // float <-> 8-bit
+BENCHMARK_TEMPLATE(mixprec_encode, bfloat16)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float16)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float8_e4m3fn)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float8_e5m2)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, bfloat16)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float16)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float8_e4m3fn)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float8_e5m2)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(fused_quantize, float8_e4m3fn)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(scalar_loop_encode, bfloat16)->Apply(sizes);
+BENCHMARK_TEMPLATE(scalar_loop_encode, float16)->Apply(sizes);
+BENCHMARK_TEMPLATE(scalar_loop_encode, float8_e4m3fn)->Apply(sizes);
+BENCHMARK_TEMPLATE(eigen_encode, Eigen::bfloat16)->Apply(sizes);
+BENCHMARK_TEMPLATE(eigen_encode, Eigen::half)->Apply(sizes);
+BENCHMARK_TEMPLATE(eigen_decode, Eigen::bfloat16)->Apply(sizes);
+BENCHMARK_TEMPLATE(eigen_decode, Eigen::half)->Apply(sizes);
+BENCHMARK(fp16_library_encode)->Apply(sizes);
+BENCHMARK(fp16_library_decode)->Apply(sizes);
+BENCHMARK(instruction_loop_bf16)->Apply(sizes);
+BENCHMARK(instruction_loop_fp16)->Apply(sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,313 @@
+// How a bulk conversion runs: on which SIMD path (simd_path.hpp), with non-temporal stores for
+// large outputs, and on how many threads.  Every choice gives the same bits; they differ only in
+// speed.
+//
+//   set_bulk_threads(n)   threads for one large conversion (default 1; 0 = one per hardware
+//                         thread); a conversion is split only when every thread gets at least
+//                         bulk_elements_per_thread elements, at boundaries of 64 elements.
+//   Outputs of at least bulk_streaming_bytes bytes are written with non-temporal stores, which
+//   skip the cache: the output is not read back soon, and writing it cold avoids loading each
+//   line before overwriting it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "../convert.hpp"
+#include "../detail/constexpr_math.hpp"
+#include "../types.hpp"
+#include "simd_path.hpp"
+#include "x86/avx2.hpp"
+#include "x86/avx512.hpp"
+
+namespace mixprec {
+
+constexpr std::size_t bulk_elements_per_thread = std::size_t{1} << 20;
+constexpr std::size_t bulk_streaming_bytes = std::size_t{16} << 20;
+
+namespace detail {
+inline std::atomic<unsigned>& bulk_thread_setting() noexcept {
+  static std::atomic<unsigned> threads{1};
+  return threads;
+}
+}  // namespace detail
+
+// Threads for one large bulk conversion: 1 (the default) keeps every call on the caller's
+// thread; 0 means one per hardware thread.
+inline void set_bulk_threads(unsigned threads) noexcept {
+  detail::bulk_thread_setting().store(threads, std::memory_order_relaxed);
+}
+inline unsigned bulk_threads() noexcept {
+  const unsigned threads = detail::bulk_thread_setting().load(std::memory_order_relaxed);
+  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+namespace detail {
+
+// The portable loop, instantiated per rounding mode so that each loop body is the scalar fast
+// path with the mode folded in.
+template <round_mode Mode, class From, class To>
+void convert_n_portable(const From* in, std::size_t n, To* out, overflow o) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], Mode, o, 0);
+}
+
+template <class From, class To>
+void convert_n_portable(const From* in, std::size_t n, To* out, rounding r, overflow o) {
+  switch (r) {
+    case rounding::nearest_even:
+      return convert_n_portable<round_mode::nearest_even>(in, n, out, o);
+    case rounding::nearest_away:
+      return convert_n_portable<round_mode::nearest_away>(in, n, out, o);
+    case rounding::toward_zero:
+      return convert_n_portable<round_mode::toward_zero>(in, n, out, o);
+    case rounding::upward:
+      return convert_n_portable<round_mode::upward>(in, n, out, o);
+    case rounding::downward:
+      return convert_n_portable<round_mode::downward>(in, n, out, o);
+    case rounding::to_odd:
+      return convert_n_portable<round_mode::to_odd>(in, n, out, o);
+  }
+}
+
+template <class T>
+struct is_minifloat : std::false_type {};
+template <class Format>
+struct is_minifloat<minifloat<Format>> : std::true_type {};
+
+// Formats the vector kernels take: codes of at most 16 bits whose every value float holds.
+template <class T>
+constexpr bool has_float_kernels() {
+  if constexpr (is_minifloat<T>::value) {
+    using traits = format_traits<typename T::format>;
+    return traits::storage_bits <= 16 && traits::mantissa_bits <= 23 && traits::max_exponent <= 127 &&
+           traits::min_quantum_exponent >= -149;
+  } else {
+    return false;
+  }
+}
+
+// The conversion instructions (F16C, AVX-512 BF16) may flush subnormals when MXCSR asks for
+// it (FTZ, bit 15; DAZ, bit 6): they are used only while both are clear.
+inline bool conversion_instructions_exact() noexcept {
+#if MIXPREC_X86_SIMD
+  return (__builtin_ia32_stmxcsr() & 0x8040u) == 0;
+#else
+  return false;
+#endif
+}
+
+#if MIXPREC_X86_SIMD
+// float -> T on one vector target: the instruction where one is exact for this type and mode,
+// else the generic kernel.
+template <class Target, class To>
+void encode_on(const float* in, std::size_t n, To* out, rounding r, overflow o, bool bf16_instruction, bool stream) {
+  if constexpr (std::is_same<typename To::format, formats::float16>::value) {
+    if (o == overflow::non_finite && conversion_instructions_exact()) {
+      switch (r) {
+        case rounding::nearest_even:
+          return Target::template encode_half_instruction<round_mode::nearest_even>(in, n, out, stream);
+        case rounding::toward_zero:
+          return Target::template encode_half_instruction<round_mode::toward_zero>(in, n, out, stream);
+        case rounding::upward:
+          return Target::template encode_half_instruction<round_mode::upward>(in, n, out, stream);
+        case rounding::downward:
+          return Target::template encode_half_instruction<round_mode::downward>(in, n, out, stream);
+        default:
+          break;
+      }
+    }
+  }
+  if constexpr (std::is_same<typename To::format, formats::bfloat16>::value) {
+    if (bf16_instruction && r == rounding::nearest_even && o == overflow::non_finite &&
+        conversion_instructions_exact()) {
+      return simd_avx512_bf16::encode_bfloat16_instruction(in, n, out, stream);
+    }
+  }
+  (void)bf16_instruction;
+  Target::encode_from_float(in, n, out, r, o, stream);
+}
+
+template <class Target, class From>
+void decode_on(const From* in, std::size_t n, float* out, bool stream) {
+  if constexpr (std::is_same<typename From::format, formats::float16>::value) {
+    if (conversion_instructions_exact()) return Target::decode_half_instruction(in, n, out, stream);
+  }
+  Target::decode_to_float(in, n, out, stream);
+}
+#endif
+
+// Bytes of a path's vector register: the unit (and alignment) of its non-temporal stores.
+inline std::size_t path_register_bytes(simd_path path) noexcept {
+  return path == simd_path::avx2 ? 32 : (path == simd_path::portable ? 1 : 64);
+}
+
+// Runs float -> T or T -> float on a SIMD path; false if the portable loop should.  With
+// `stream`, out + 0 must be aligned to path_register_bytes(path).
+template <class From, class To>
+bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o, bool stream) {
+#if MIXPREC_X86_SIMD
+  constexpr bool encode = std::is_same<From, float>::value && has_float_kernels<To>();
+  constexpr bool decode = std::is_same<To, float>::value && has_float_kernels<From>();
+  if constexpr (encode || decode) {
+    switch (path) {
+      case simd_path::portable:
+        return false;
+      case simd_path::avx2:
+        if constexpr (encode) {
+          encode_on<simd_avx2::kernels>(in, n, out, r, o, false, stream);
+        } else {
+          decode_on<simd_avx2::kernels>(in, n, out, stream);
+        }
+        return true;
+      case simd_path::avx512:
+      case simd_path::avx512_bf16:
+        if constexpr (encode) {
+          encode_on<simd_avx512::kernels>(in, n, out, r, o, path == simd_path::avx512_bf16, stream);
+        } else {
+          decode_on<simd_avx512::kernels>(in, n, out, stream);
+        }
+        return true;
+    }
+  }
+#else
+  (void)path, (void)in, (void)n, (void)out, (void)r, (void)o, (void)stream;
+#endif
+  return false;
+}
+
+// Runs run(begin, end, stream) over [0, n): when the output is large and the path vectorised,
+// the head up to the first store-aligned element without streaming, the rest with
+// non-temporal stores and a fence after them; otherwise everything without streaming.
+template <class To, class Run>
+void with_streaming(simd_path path, std::size_t n, const To* out, bool large_output, Run run) {
+  if (large_output && path != simd_path::portable) {
+    const std::size_t store_bytes = path_register_bytes(path);
+    const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(out) % store_bytes;
+    if (misalignment % sizeof(To) == 0) {
+      const std::size_t head = misalignment == 0 ? 0 : (store_bytes - misalignment) / sizeof(To);
+      if (head < n) {
+        run(std::size_t{0}, head, false);
+        run(head, n, true);
+#if MIXPREC_X86_SIMD
+        _mm_sfence();  // non-temporal stores are weakly ordered: publish them before returning
+#endif
+        return;
+      }
+    }
+  }
+  run(std::size_t{0}, n, false);
+}
+
+// One thread's share of convert_n.
+template <class From, class To>
+void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o,
+                      bool large_output) {
+  constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
+                              (std::is_same<To, float>::value && has_float_kernels<From>());
+  if (vectorised && path != simd_path::portable) {
+    return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+      convert_n_vectorised(path, in + begin, end - begin, out + begin, r, o, stream);
+    });
+  }
+  if constexpr (has_float_kernels<From>() && has_float_kernels<To>()) {
+    // Between two minifloats: through a float block (exact), then one rounding.
+    if (path != simd_path::portable) {
+      constexpr std::size_t block = 512;
+      float staged[block];
+      for (std::size_t i = 0; i < n; i += block) {
+        const std::size_t m = n - i < block ? n - i : block;
+        convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
+        convert_n_vectorised(path, staged, m, out + i, r, o, false);
+      }
+      return;
+    }
+  }
+  convert_n_portable(in, n, out, r, o);
+}
+
+// Calls run(chunk, begin, end) on the caller's thread and bulk_threads() - 1 others over
+// consecutive chunks of [0, n) that start at multiples of 64, when every thread gets enough
+// elements; returns the number of chunks.
+template <class Run>
+std::size_t for_each_chunk(std::size_t n, Run run) {
+  const unsigned wanted = bulk_threads();
+  const std::size_t threads = std::min<std::size_t>(wanted, n / bulk_elements_per_thread);
+  if (threads <= 1) {
+    run(std::size_t{0}, std::size_t{0}, n);
+    return 1;
+  }
+  const std::size_t chunk = (n / threads + 63) / 64 * 64;
+  std::vector<std::thread> helpers;
+  helpers.reserve(threads - 1);
+  for (std::size_t t = 1; t < threads; ++t) {
+    const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
+    helpers.emplace_back([=] { run(t, begin, end); });
+  }
+  run(std::size_t{0}, std::size_t{0}, std::min(n, chunk));
+  for (std::thread& helper : helpers) helper.join();
+  return threads;
+}
+
+// convert_n on a given path (which the caller has checked this CPU supports).
+template <class From, class To>
+void convert_n_on(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o) {
+  const bool large_output = n * sizeof(To) >= bulk_streaming_bytes;
+  for_each_chunk(n, [&](std::size_t, std::size_t begin, std::size_t end) {
+    convert_n_serial(path, in + begin, end - begin, out + begin, r, o, large_output);
+  });
+}
+
+// One thread's share of quantize_n: out = convert(in × scale); returns max |in| as float bits
+// (NaN bits if there is a NaN).
+template <class To>
+std::uint32_t quantize_serial(simd_path path, const float* in, std::size_t n, To* out, float scale, rounding r,
+                              overflow o, bool large_output) {
+  std::uint32_t largest = 0;
+#if MIXPREC_X86_SIMD
+  if constexpr (has_float_kernels<To>()) {
+    if (path != simd_path::portable) {
+      with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+        const std::uint32_t part = path == simd_path::avx2
+                                       ? simd_avx2::kernels::encode_from_float<To, true>(
+                                             in + begin, end - begin, out + begin, r, o, stream, scale)
+                                       : simd_avx512::kernels::encode_from_float<To, true>(
+                                             in + begin, end - begin, out + begin, r, o, stream, scale);
+        largest = std::max(largest, part);
+      });
+      return largest;
+    }
+  }
+#endif
+  const round_mode mode = to_round_mode(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
+    out[i] = convert_value<To>(in[i] * scale, mode, o, 0);
+  }
+  return largest;
+}
+
+// One thread's share of dequantize_n: out = float(in) × scale.
+template <class From>
+void dequantize_serial(simd_path path, const From* in, std::size_t n, float* out, float scale, bool large_output) {
+#if MIXPREC_X86_SIMD
+  if constexpr (has_float_kernels<From>()) {
+    if (path != simd_path::portable) {
+      return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+        if (path == simd_path::avx2) {
+          simd_avx2::kernels::decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
+        } else {
+          simd_avx512::kernels::decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
+        }
+      });
+    }
+  }
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+}
+
+}  // namespace detail
+}  // namespace mixprec

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "bulk/convert_n.hpp"
+#include "bulk/quantize.hpp"
 #include "cmath.hpp"
 #include "convert.hpp"
 #include "errors.hpp"
@@ -13,4 +14,5 @@
 #include "limits.hpp"
 #include "minifloat.hpp"
 #include "rounding.hpp"
+#include "scaling/scaling.hpp"
 #include "types.hpp"

@@ -1,0 +1,46 @@
+// Text helpers of the scaling layer: numbers in error messages and JSON (shortest form that
+// reads back to the same double), and JSON string escaping.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace mixprec::detail {
+
+// The shortest decimal that reads back to x ("65536", "0.1", "1e-45"); "inf", "-inf", "nan".
+inline std::string number_text(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
+}
+
+inline std::string number_text(std::int64_t x) { return std::to_string(x); }
+
+// A JSON number; JSON has no infinity or NaN, so those become the strings "inf", "-inf", "nan".
+inline std::string json_number(double x) { return std::isfinite(x) ? number_text(x) : "\"" + number_text(x) + "\""; }
+
+// A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
+inline std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[u >> 4];
+      out += hex[u & 0xF];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace mixprec::detail

@@ -1,0 +1,394 @@
+// loss_scaler<Policy, Agreement> (DESIGN.md, "Loss scaling"): scales the loss, unscales the
+// gradients with the inf/NaN check in the same pass, skips the optimizer step on overflow and
+// applies the policy's rule at the end of each iteration.
+//
+// One iteration, per optimizer (parameter group) i, as torch/amp/grad_scaler.py's GradScaler:
+//
+//   scale(loss)                       any number of times (micro-batches of gradient accumulation)
+//   unscale(grads..., i)              once: unscales and records whether anything was inf/NaN
+//     or record_found_inf(found, i)   once: records a check made elsewhere (a GPU kernel)
+//   step(fn, i)                       once: runs fn unless that optimizer's check found inf/NaN
+//   update() / update(new_scale)      once for all optimizers: applies the policy, ends the iteration
+//
+// Out of order calls throw scaler_usage_error, as GradScaler raises: unscale twice, unscale
+// after step, step twice, step or update with no check recorded.  The found_inf of each check
+// goes through the Agreement (local by default; distributed/mpi.hpp, distributed/nccl.hpp), so
+// that every process takes the same skip and scale decisions.
+//
+// update() is all or nothing: when the policy, the floor rule or the skip limit throws, the
+// scaler keeps its state and the iteration stays open (update(new_scale) can close it).
+// A loss_scaler is not thread-safe; unscale may use threads internally (scaler_options::unscale).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../errors.hpp"
+#include "detail/files.hpp"
+#include "detail/text.hpp"
+#include "errors.hpp"
+#include "options.hpp"
+#include "policies.hpp"
+#include "state.hpp"
+#include "statistics.hpp"
+#include "unscale.hpp"
+
+namespace mixprec {
+
+// The Agreement concept: `bool any(bool local_found_inf)` returns true when any process found
+// inf/NaN.  Every process calls it once per inf check, in the same order (it is collective).
+struct local_agreement {
+  bool any(bool local_found_inf) const noexcept { return local_found_inf; }
+};
+
+namespace detail {
+template <class Policy>
+std::string policy_label(const Policy&) {
+  return Policy::name;
+}
+inline std::string policy_label(const hysteresis_scaling& p) {
+  return std::string(hysteresis_scaling::name) + "/" + to_string(p.rules);
+}
+}  // namespace detail
+
+template <class Policy, class Agreement = local_agreement>
+class loss_scaler {
+ public:
+  using policy_type = Policy;
+  using agreement_type = Agreement;
+  static constexpr std::size_t max_optimizers = 4096;
+
+  explicit loss_scaler(Policy policy = Policy{}, scaler_options options = {}, Agreement agreement = Agreement{})
+      : policy_(std::move(policy)), options_(std::move(options)), agreement_(std::move(agreement)) {
+    validate_policy(policy_);
+    detail::validate_scaler_options(options_);
+    state_ = policy_.initial_state();
+    require_in_bounds(state_.scale, "the policy's initial scale");
+  }
+
+  float get_scale() const noexcept { return static_cast<float>(state_.scale); }
+  // What unscale multiplies by: float(1.0 / double(scale)), as PyTorch.
+  float get_inv_scale() const noexcept { return inverse_scale(get_scale()); }
+  float scale(float loss) const noexcept { return loss * get_scale(); }
+  double scale(double loss) const noexcept { return loss * static_cast<double>(get_scale()); }
+
+  // Unscale in place and check; true when every gradient was finite (on every process).
+  template <class T, class = std::enable_if_t<std::is_constructible<gradient_view, T*, std::size_t>::value>>
+  bool unscale(T* grads, std::size_t n, std::size_t optimizer = 0) {
+    if (grads == nullptr && n > 0) {
+      throw invalid_argument("loss_scaler::unscale: null gradient pointer with n = " + std::to_string(n));
+    }
+    const gradient_view view(grads, n);
+    return unscale(&view, 1, optimizer);
+  }
+  bool unscale(const gradient_view* arrays, std::size_t count, std::size_t optimizer = 0) {
+    detail::check_gradient_views("loss_scaler::unscale", arrays, count);
+    const std::size_t i = begin_check("unscale()", optimizer);
+    const bool finite = unscale_and_check(arrays, count, get_inv_scale(), options_.unscale);
+    return !finish_check(i, !finite);
+  }
+  bool unscale(std::initializer_list<gradient_view> arrays, std::size_t optimizer = 0) {
+    return unscale(arrays.begin(), arrays.size(), optimizer);
+  }
+  bool unscale(const std::vector<gradient_view>& arrays, std::size_t optimizer = 0) {
+    return unscale(arrays.data(), arrays.size(), optimizer);
+  }
+  // An Eigen matrix, array, map, ref or block with a contiguous inner dimension.
+  template <class Dense, class = std::enable_if_t<detail::is_dense_like<Dense>::value>>
+  bool unscale(Dense& matrix, std::size_t optimizer = 0) {
+    return unscale(gradient_views_of(matrix), optimizer);
+  }
+
+  // Records a check made elsewhere; returns true when no process found inf/NaN.
+  bool record_found_inf(bool local_found_inf, std::size_t optimizer = 0) {
+    return !finish_check(begin_check("record_found_inf()", optimizer), local_found_inf);
+  }
+
+  // Runs optimizer_step() unless this optimizer's check found inf/NaN; true when it ran.
+  template <class F>
+  bool step(F&& optimizer_step, std::size_t optimizer = 0) {
+    const std::size_t i = record_index("step()", optimizer);
+    if (records_[i].stage == phase::stepped) {
+      throw scaler_usage_error("step() has already been called for optimizer " + std::to_string(optimizer) +
+                               " in this iteration; update() starts the next one");
+    }
+    if (!records_[i].checked) {
+      throw scaler_usage_error("step() for optimizer " + std::to_string(optimizer) +
+                               " with no inf check recorded in this iteration: call unscale() or record_found_inf() "
+                               "first");
+    }
+    if (!records_[i].found_inf) std::forward<F>(optimizer_step)();
+    records_[i].stage = phase::stepped;
+    return !records_[i].found_inf;
+  }
+
+  // Whether any check of this iteration so far found inf/NaN.
+  bool found_inf() const noexcept {
+    for (const record& r : records_) {
+      if (r.checked && r.found_inf) return true;
+    }
+    return false;
+  }
+  bool iteration_in_progress() const noexcept {
+    for (const record& r : records_) {
+      if (r.stage != phase::ready) return true;
+    }
+    return false;
+  }
+
+  // Applies the policy to this iteration's checks (after the skip limit and the floor rule of
+  // scaler_options) and starts the next iteration.
+  void update() {
+    if (!any_checked()) {
+      throw scaler_usage_error(
+          "update() with no inf check recorded in this iteration: call unscale() or record_found_inf() first "
+          "(update(new_scale) sets the scale without one)");
+    }
+    const bool found = found_inf();
+    scaler_counters counters = counted_step(found);
+    if (found && options_.max_consecutive_skips > 0 && counters.consecutive_skips >= options_.max_consecutive_skips) {
+      throw skip_limit_error(std::to_string(counters.consecutive_skips) +
+                             " consecutive skipped steps reached scaler_options::max_consecutive_skips = " +
+                             std::to_string(options_.max_consecutive_skips) + " at loss scale " +
+                             detail::number_text(state_.scale) +
+                             ": the gradients stay non-finite whatever the scale (look for inf/NaN in the loss or "
+                             "the forward pass)");
+    }
+    scale_state next = state_;
+    apply_policy(policy_, next, found);
+    if (std::isnan(next.scale)) {
+      throw scaling_error(std::string(Policy::name) + ": the policy turned scale " + detail::number_text(state_.scale) +
+                          " into NaN");
+    }
+    auto reason = next.scale > state_.scale ? scale_change_reason::growth : scale_change_reason::backoff;
+    if (next.scale > static_cast<double>(options_.max_scale)) {
+      next.scale = options_.max_scale;
+      reason = scale_change_reason::capped;
+    }
+    bool at_floor = false;
+    if (next.scale < static_cast<double>(options_.min_scale)) {
+      at_floor = found && state_.scale <= static_cast<double>(options_.min_scale);
+      if (at_floor) {
+        ++counters.floor_hits;
+        next.scale = floor_scale(next.scale, counters.consecutive_skips, reason);
+      } else {
+        next.scale = options_.min_scale;  // a back-off that stops at the floor
+      }
+    }
+    commit(next, counters, reason, at_floor);
+  }
+
+  // Sets the scale (GradScaler.update(new_scale)): the policy's rule is not applied and its
+  // trackers stay; the iteration ends.
+  void update(float new_scale) {
+    if (!(std::isfinite(new_scale) && new_scale > 0) || new_scale < options_.min_scale ||
+        new_scale > options_.max_scale) {
+      throw invalid_argument("loss_scaler::update(new_scale): new_scale is " + detail::number_text(new_scale) +
+                             ", it must be finite, > 0 and in [min_scale " + detail::number_text(options_.min_scale) +
+                             ", max_scale " + detail::number_text(options_.max_scale) + "]");
+    }
+    scale_state next = state_;
+    next.scale = new_scale;
+    try {
+      validate_scale_state(policy_, next);
+    } catch (const invalid_argument& e) {
+      throw invalid_argument(std::string("loss_scaler::update(new_scale): ") + e.what());
+    }
+    commit(next, counted_step(found_inf()), scale_change_reason::manual, false);
+  }
+
+  const Policy& policy() const noexcept { return policy_; }
+  const scale_state& state() const noexcept { return state_; }
+  const scaler_options& options() const noexcept { return options_; }
+  Agreement& agreement() noexcept { return agreement_; }
+
+  // Replaces the policy options and the rule's state (importing framework state); counters and
+  // history start afresh.  Only between iterations.
+  void restore(const Policy& policy, const scale_state& state) {
+    require_between_iterations("restore()");
+    validate_policy(policy);
+    validate_scale_state(policy, state);
+    require_in_bounds(state.scale, "restore(): the scale");
+    policy_ = policy;
+    state_ = state;
+    counters_ = scaler_counters{};
+    history_.clear();
+  }
+
+  scaler_statistics get_amp_stats() const {
+    scaler_statistics s;
+    s.policy = detail::policy_label(policy_);
+    s.scale = state_.scale;
+    s.growth_tracker = state_.growth_tracker;
+    s.hysteresis_tracker = state_.hysteresis_tracker;
+    s.iteration = state_.iteration;
+    s.last_overflow_iteration = state_.last_overflow_iteration;
+    s.counters = counters_;
+    s.history = history_;
+    return s;
+  }
+  void save_amp_stats(const std::string& path) const { detail::write_file(path, to_json(get_amp_stats()) + "\n"); }
+
+  // The versioned, checksummed state (state.hpp).  Only between iterations.
+  std::vector<std::uint8_t> save_state() const {
+    require_between_iterations("save_state()");
+    return encode_scaler_state(snapshot());
+  }
+  // Loads a state saved by save_state() of a scaler with the same policy type: policy options,
+  // scale options, rule state, counters and history.  On any error the scaler is unchanged.
+  void load_state(const std::uint8_t* data, std::size_t size) {
+    require_between_iterations("load_state()");
+    scaler_snapshot<Policy> loaded = decode_scaler_state(data, size, snapshot());
+    if (loaded.state.scale > static_cast<double>(loaded.options.max_scale) ||
+        loaded.state.scale < static_cast<double>(loaded.options.min_scale)) {
+      throw scaler_state_error("scaler state: scale " + detail::number_text(loaded.state.scale) +
+                               " outside [min_scale " + detail::number_text(loaded.options.min_scale) + ", max_scale " +
+                               detail::number_text(loaded.options.max_scale) + "]");
+    }
+    policy_ = std::move(loaded.policy);
+    state_ = loaded.state;
+    options_ = std::move(loaded.options);
+    counters_ = loaded.counters;
+    history_ = std::move(loaded.history);
+  }
+  void load_state(const std::vector<std::uint8_t>& bytes) { load_state(bytes.data(), bytes.size()); }
+  void save_state_file(const std::string& path) const {
+    const std::vector<std::uint8_t> bytes = save_state();
+    detail::write_file(path, std::string(bytes.begin(), bytes.end()));
+  }
+  void load_state_file(const std::string& path) {
+    require_between_iterations("load_state_file()");
+    load_state(detail::read_file(path, detail::state_file_limit));
+  }
+
+ private:
+  enum class phase : unsigned char { ready, unscaled, stepped };
+  struct record {  // one optimizer's part of the current iteration
+    phase stage = phase::ready;
+    bool checked = false;  // its found_inf is known (agreed across processes)
+    bool found_inf = false;
+  };
+
+  scaler_snapshot<Policy> snapshot() const { return {policy_, state_, options_, counters_, history_}; }
+
+  void require_in_bounds(double scale, const char* what) const {
+    if (scale < static_cast<double>(options_.min_scale) || scale > static_cast<double>(options_.max_scale)) {
+      throw invalid_argument(std::string("loss_scaler: ") + what + " " + detail::number_text(scale) +
+                             " is outside [min_scale " + detail::number_text(options_.min_scale) + ", max_scale " +
+                             detail::number_text(options_.max_scale) + "]");
+    }
+  }
+
+  void require_between_iterations(const char* what) const {
+    if (iteration_in_progress()) {
+      throw scaler_usage_error(std::string(what) +
+                               " in the middle of an iteration (an optimizer has been unscaled or stepped); call it "
+                               "before the first unscale() or after update()");
+    }
+  }
+
+  std::size_t record_index(const char* what, std::size_t optimizer) {
+    if (optimizer >= max_optimizers) {
+      throw invalid_argument(std::string("loss_scaler::") + what + ": optimizer index " + std::to_string(optimizer) +
+                             ", the limit is " + std::to_string(max_optimizers));
+    }
+    if (optimizer >= records_.size()) records_.resize(optimizer + 1);
+    return optimizer;
+  }
+
+  std::size_t begin_check(const char* what, std::size_t optimizer) {
+    const std::size_t i = record_index(what, optimizer);
+    if (records_[i].stage == phase::unscaled) {
+      throw scaler_usage_error(std::string(what) + ": an inf check has already been recorded for optimizer " +
+                               std::to_string(optimizer) + " in this iteration; update() starts the next one");
+    }
+    if (records_[i].stage == phase::stepped) {
+      throw scaler_usage_error(std::string(what) + " for optimizer " + std::to_string(optimizer) +
+                               " after its step() in this iteration");
+    }
+    records_[i].stage = phase::unscaled;  // from here on a second check is an error, even if agreement fails
+    return i;
+  }
+
+  bool finish_check(std::size_t i, bool local_found_inf) {
+    const bool found = agreement_.any(local_found_inf);
+    records_[i].checked = true;
+    records_[i].found_inf = found;
+    return found;
+  }
+
+  bool any_checked() const noexcept {
+    for (const record& r : records_) {
+      if (r.checked) return true;
+    }
+    return false;
+  }
+
+  scaler_counters counted_step(bool found) const {
+    scaler_counters c = counters_;
+    ++c.steps;
+    if (found) {
+      ++c.skipped_steps;
+      ++c.consecutive_skips;
+      if (c.consecutive_skips > c.longest_skip_run) c.longest_skip_run = c.consecutive_skips;
+    } else {
+      c.consecutive_skips = 0;
+    }
+    for (const record& r : records_) c.overflow_count += (r.checked && r.found_inf) ? 1 : 0;
+    return c;
+  }
+
+  // An overflow at the floor: what scaler_options::at_floor says.
+  double floor_scale(double proposed, std::int64_t consecutive_skips, scale_change_reason& reason) const {
+    const floor_event event{state_.scale, proposed, options_.min_scale, state_.iteration, consecutive_skips};
+    switch (options_.at_floor) {
+      case floor_action::clamp:
+        break;
+      case floor_action::throw_error:
+        throw scale_floor_error("overflow at the floor: loss scale " + detail::number_text(state_.scale) +
+                                " is already at scaler_options::min_scale " + detail::number_text(options_.min_scale) +
+                                " and the policy asks for " + detail::number_text(proposed) + " (" +
+                                std::to_string(consecutive_skips) + " consecutive skipped steps)");
+      case floor_action::call_handler: {
+        const float chosen = options_.floor_handler(event);
+        if (!(std::isfinite(chosen) && chosen > 0 && chosen >= options_.min_scale && chosen <= options_.max_scale)) {
+          throw invalid_argument("floor_handler returned scale " + detail::number_text(chosen) +
+                                 ", it must be finite and in [min_scale " + detail::number_text(options_.min_scale) +
+                                 ", max_scale " + detail::number_text(options_.max_scale) + "]");
+        }
+        reason = scale_change_reason::floor_handler;
+        return chosen;
+      }
+    }
+    reason = scale_change_reason::floor_clamp;
+    return options_.min_scale;
+  }
+
+  void commit(const scale_state& next, const scaler_counters& counters, scale_change_reason reason, bool at_floor) {
+    if ((next.scale != state_.scale || at_floor) && options_.history_capacity > 0) {
+      if (history_.size() >= options_.history_capacity) history_.pop_front();
+      history_.push_back(scale_change{state_.iteration, state_.scale, next.scale, reason});
+    }
+    state_ = next;
+    counters_ = counters;
+    records_.clear();
+  }
+
+  Policy policy_;
+  scaler_options options_;
+  Agreement agreement_;
+  scale_state state_;
+  scaler_counters counters_;
+  std::deque<scale_change> history_;
+  std::vector<record> records_;
+};
+
+}  // namespace mixprec

@@ -1,0 +1,101 @@
+// Options of a loss_scaler beyond its policy: the safety rails that every policy gets (bounds on
+// the scale, what happens at the floor, a limit on consecutive skipped steps), the history
+// length, and how gradients are unscaled.  The defaults change nothing: a scaler with default
+// options follows its policy's reference rule exactly.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "../errors.hpp"
+#include "detail/text.hpp"
+#include "unscale.hpp"
+
+namespace mixprec {
+
+// What happens on an overflow when the scale is already at scaler_options::min_scale and the
+// policy asks for less ("the scale spirals to zero": the inf is rarely fixed by a smaller
+// scale; it is a NaN in the forward pass, a bad batch, a diverged model).
+enum class floor_action {
+  clamp,         // stay at min_scale and keep skipping; floor_hits counts it
+  throw_error,   // throw scale_floor_error; the scaler keeps its state from before update()
+  call_handler,  // call floor_handler, which returns the scale to go on with (or throws)
+};
+
+constexpr const char* to_string(floor_action a) noexcept {
+  switch (a) {
+    case floor_action::clamp:
+      return "clamp";
+    case floor_action::throw_error:
+      return "throw_error";
+    case floor_action::call_handler:
+      return "call_handler";
+  }
+  return "invalid floor_action";
+}
+
+// What a floor handler is told.
+struct floor_event {
+  double scale = 0;                    // the scale now (at or below min_scale)
+  double proposed_scale = 0;           // what the policy asked for
+  double min_scale = 0;                // the floor
+  std::int64_t iteration = 0;          // the update being applied
+  std::int64_t consecutive_skips = 0;  // skipped iterations in a row, this one included
+};
+
+// The most history entries a scaler keeps (and a saved state may hold).
+constexpr std::size_t scaler_history_limit = std::size_t{1} << 16;
+
+struct scaler_options {
+  // Bounds on the scale.  0 and infinity: none beyond the policy's own (the reference rules).
+  // With a finite max_scale growth stops there (and never reaches infinity); with min_scale > 0
+  // a back-off stops there, and an overflow *at* min_scale is handled by at_floor.
+  float min_scale = 0;
+  float max_scale = std::numeric_limits<float>::infinity();
+  floor_action at_floor = floor_action::clamp;
+  std::function<float(const floor_event&)> floor_handler;  // needed by floor_action::call_handler
+  // Throw skip_limit_error when this many iterations in a row have been skipped (0: no limit).
+  std::int64_t max_consecutive_skips = 0;
+  // Scale changes kept in the statistics (the oldest are dropped).
+  std::size_t history_capacity = 64;
+  // Rounding of bfloat16/float16 gradients after the multiply, and threads per unscale call.
+  unscale_options unscale;
+};
+
+namespace detail {
+
+inline void validate_scaler_options(const scaler_options& o) {
+  const auto fail = [](const std::string& what) { throw invalid_argument("scaler_options: " + what); };
+  if (!(std::isfinite(o.min_scale) && o.min_scale >= 0)) {
+    fail("min_scale is " + number_text(o.min_scale) + ", it must be finite and >= 0");
+  }
+  if (!(o.max_scale > 0)) fail("max_scale is " + number_text(o.max_scale) + ", it must be > 0 (infinity: no cap)");
+  if (o.min_scale > o.max_scale) {
+    fail("min_scale " + number_text(o.min_scale) + " is above max_scale " + number_text(o.max_scale));
+  }
+  if (o.at_floor != floor_action::clamp && o.at_floor != floor_action::throw_error &&
+      o.at_floor != floor_action::call_handler) {
+    fail("at_floor is " + std::to_string(static_cast<int>(o.at_floor)) + ", not a floor_action");
+  }
+  if (o.at_floor == floor_action::call_handler && !o.floor_handler) {
+    fail("at_floor is call_handler but floor_handler is empty");
+  }
+  if (o.max_consecutive_skips < 0) {
+    fail("max_consecutive_skips is " + std::to_string(o.max_consecutive_skips) + ", it must be >= 0 (0: no limit)");
+  }
+  if (o.history_capacity > scaler_history_limit) {
+    fail("history_capacity is " + std::to_string(o.history_capacity) + ", the limit is " +
+         std::to_string(scaler_history_limit));
+  }
+  const auto r = static_cast<int>(o.unscale.gradient_rounding);
+  if (r < static_cast<int>(rounding::nearest_even) || r > static_cast<int>(rounding::to_odd)) {
+    fail("unscale.gradient_rounding is " + std::to_string(r) + ", not a rounding mode");
+  }
+}
+
+}  // namespace detail
+}  // namespace mixprec

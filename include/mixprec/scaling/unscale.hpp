@@ -1,0 +1,268 @@
+// Unscaling gradients in place with the non-finite check fused into the same pass.
+//
+//   inverse_scale(scale)                          float(1.0 / double(scale)), as PyTorch
+//   unscale_and_check(grads, n, inv_scale)        one array of float, bfloat16 or float16
+//   unscale_and_check(views, count, inv_scale)    many arrays (pointer/length pairs, element
+//                                                 types mixed), as PyTorch's multi-tensor kernel
+//   gradient_views_of(matrix)                     the arrays of an Eigen matrix, map or block
+//
+// Each returns true when every gradient was finite.  The rule is PyTorch's
+// (_amp_foreach_non_finite_check_and_unscale_cpu_kernel in
+// aten/src/ATen/native/cpu/AmpGradScalerKernels.cpp; the CUDA kernels in
+// aten/src/ATen/native/cuda/AmpKernels.cu do the same): each value is read as float and checked
+// *before* the multiply, the product is taken in float, and a bfloat16/float16 gradient is
+// rounded back (nearest-even there; here the mode in unscale_options).  When inv_scale is
+// exactly 1 nothing is multiplied or written: the pass only checks (no_scaling, static scale 1).
+//
+// The float loop works in blocks of a fixed number of elements so that the compiler vectorises
+// it (an OR-reduction of the exponent test beside the multiply); a SIMD path (bulk/) can take
+// over detail::unscale_block one day without changing anything above it.  Large calls can be
+// split over threads (unscale_options::threads); results do not depend on the split.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../convert.hpp"
+#include "../detail/bits.hpp"
+#include "../errors.hpp"
+#include "../types.hpp"
+
+namespace mixprec {
+
+// inv_scale as torch/amp/grad_scaler.py computes it (GradScaler.unscale_:
+// `self._scale.double().reciprocal().float()`): the reciprocal in double, rounded once to float,
+// so that unscaled values match PyTorch bit for bit.
+inline float inverse_scale(float scale) noexcept { return static_cast<float>(1.0 / static_cast<double>(scale)); }
+
+// The element types a gradient array may hold: float, bfloat16 ("brain" float), float16 (IEEE binary16).
+enum class gradient_type { float32, brain_float16, ieee_float16 };
+
+// One array of gradients: where it is, how many, and of which type.
+class gradient_view {
+ public:
+  gradient_view(float* data, std::size_t size) noexcept : data_(data), size_(size), type_(gradient_type::float32) {}
+  gradient_view(bfloat16* data, std::size_t size) noexcept
+      : data_(data), size_(size), type_(gradient_type::brain_float16) {}
+  gradient_view(float16* data, std::size_t size) noexcept
+      : data_(data), size_(size), type_(gradient_type::ieee_float16) {}
+
+  void* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  gradient_type type() const noexcept { return type_; }
+
+ private:
+  void* data_;
+  std::size_t size_;
+  gradient_type type_;
+};
+
+struct unscale_options {
+  // How a bfloat16/float16 gradient is rounded back after the float multiply (PyTorch:
+  // nearest_even).  float gradients are never rounded twice: the multiply is the only rounding.
+  rounding gradient_rounding = rounding::nearest_even;
+  // Threads for one call (1: the caller's thread only; 0: one per hardware thread).  A call is
+  // split only when every thread gets at least unscale_elements_per_thread elements.
+  unsigned threads = 1;
+};
+
+constexpr std::size_t unscale_elements_per_thread = std::size_t{1} << 18;
+
+namespace detail {
+
+// Elements per vectorised block: a multiple of every SIMD width (16 floats in AVX-512).
+constexpr std::size_t unscale_block_size = 64;
+
+// 1 for inf and NaN (exponent all ones), 0 otherwise: the test PyTorch makes with isfinite.
+inline std::uint32_t non_finite_bit(float x) noexcept {
+  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & 0x7F80'0000u) == 0x7F80'0000u);
+}
+
+template <bool Multiply>
+inline std::uint32_t unscale_float_range(float* g, std::size_t n, float inv_scale) noexcept {
+  std::uint32_t flags = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = g[i];
+    flags |= non_finite_bit(x);
+    if constexpr (Multiply) g[i] = x * inv_scale;
+  }
+  return flags;
+}
+
+// One block of unscale_block_size floats; the count is a constant, so the loop vectorises even
+// under GCC's -O2 cost model.
+template <bool Multiply>
+inline std::uint32_t unscale_block(float* g, float inv_scale) noexcept {
+  std::uint32_t flags = 0;
+  for (std::size_t i = 0; i < unscale_block_size; ++i) {
+    const float x = g[i];
+    flags |= non_finite_bit(x);
+    if constexpr (Multiply) g[i] = x * inv_scale;
+  }
+  return flags;
+}
+
+template <bool Multiply>
+inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
+  std::uint32_t flags = 0;
+  std::size_t i = 0;
+  for (; i + unscale_block_size <= n; i += unscale_block_size) flags |= unscale_block<Multiply>(g + i, inv_scale);
+  flags |= unscale_float_range<Multiply>(g + i, n - i, inv_scale);
+  return flags == 0;
+}
+
+// bfloat16 / float16: widen exactly, check, multiply in float, round back once.
+template <class T, bool Multiply>
+inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noexcept {
+  std::uint32_t flags = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto x = static_cast<float>(g[i]);
+    flags |= non_finite_bit(x);
+    if constexpr (Multiply) g[i] = convert<T>(x * inv_scale, r);
+  }
+  return flags == 0;
+}
+
+template <bool Multiply>
+inline bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale,
+                         rounding r) noexcept {
+  switch (v.type()) {
+    case gradient_type::float32:
+      return unscale_float<Multiply>(static_cast<float*>(v.data()) + begin, end - begin, inv_scale);
+    case gradient_type::brain_float16:
+      return unscale_narrow<bfloat16, Multiply>(static_cast<bfloat16*>(v.data()) + begin, end - begin, inv_scale, r);
+    case gradient_type::ieee_float16:
+      return unscale_narrow<float16, Multiply>(static_cast<float16*>(v.data()) + begin, end - begin, inv_scale, r);
+  }
+  return true;
+}
+
+// Runs unscale_part over the elements [first, last) of the concatenation of the arrays.
+inline bool unscale_share(const gradient_view* arrays, std::size_t count, std::size_t first, std::size_t last,
+                          float inv_scale, rounding r) noexcept {
+  bool finite = true;
+  std::size_t offset = 0;
+  for (std::size_t a = 0; a < count && offset < last; ++a) {
+    const std::size_t size = arrays[a].size();
+    const std::size_t begin = std::max(first, offset), end = std::min(last, offset + size);
+    if (begin < end) {
+      const bool part_finite = inv_scale == 1.0f
+                                   ? unscale_part<false>(arrays[a], begin - offset, end - offset, inv_scale, r)
+                                   : unscale_part<true>(arrays[a], begin - offset, end - offset, inv_scale, r);
+      if (!part_finite) finite = false;
+    }
+    offset += size;
+  }
+  return finite;
+}
+
+inline void check_gradient_views(const char* function, const gradient_view* arrays, std::size_t count) {
+  if (count > 0 && arrays == nullptr) {
+    throw invalid_argument(std::string(function) + ": null array list with count = " + std::to_string(count));
+  }
+  for (std::size_t a = 0; a < count; ++a) {
+    if (arrays[a].data() == nullptr && arrays[a].size() > 0) {
+      throw invalid_argument(std::string(function) + ": array " + std::to_string(a) + " of " + std::to_string(count) +
+                             " is a null pointer with size " + std::to_string(arrays[a].size()));
+    }
+  }
+}
+
+inline unsigned unscale_thread_count(unsigned requested, std::size_t total) noexcept {
+  unsigned threads = requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t most = std::max<std::size_t>(1, total / unscale_elements_per_thread);
+  return static_cast<unsigned>(std::min<std::size_t>(threads, most));
+}
+
+}  // namespace detail
+
+// Unscales every array in place (x * inv_scale in float, rounded back for bfloat16/float16)
+// and returns true when every value was finite before the multiply.
+inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale,
+                              const unscale_options& options = {}) {
+  detail::check_gradient_views("unscale_and_check", arrays, count);
+  if (count == 0) return true;
+  std::size_t total = 0;
+  for (std::size_t a = 0; a < count; ++a) total += arrays[a].size();
+  const unsigned threads = detail::unscale_thread_count(options.threads, total);
+  if (threads <= 1) return detail::unscale_share(arrays, count, 0, total, inv_scale, options.gradient_rounding);
+
+  // Shares of whole cache lines (multiples of 64 elements), one per thread; the caller takes
+  // the first.  A thread that cannot be started leaves its share to the caller.
+  const std::size_t unit = detail::unscale_block_size;
+  const std::size_t share = (total / threads + unit - 1) / unit * unit;
+  std::vector<unsigned char> finite(threads, 1);
+  std::vector<std::thread> workers;
+  std::vector<unsigned> left_to_caller;
+  for (unsigned t = 1; t < threads; ++t) {
+    const std::size_t first = std::min(total, t * share),
+                      last = t + 1 == threads ? total : std::min(total, (t + 1) * share);
+    try {
+      workers.emplace_back([=, &finite] {
+        finite[t] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
+      });
+    } catch (...) {
+      left_to_caller.push_back(t);
+    }
+  }
+  finite[0] = detail::unscale_share(arrays, count, 0, std::min(total, share), inv_scale, options.gradient_rounding);
+  for (const unsigned t : left_to_caller) {
+    const std::size_t first = std::min(total, t * share),
+                      last = t + 1 == threads ? total : std::min(total, (t + 1) * share);
+    finite[t] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
+  }
+  for (auto& w : workers) w.join();
+  return std::all_of(finite.begin(), finite.end(), [](unsigned char f) { return f != 0; });
+}
+
+template <class T, class = std::enable_if_t<std::is_constructible<gradient_view, T*, std::size_t>::value>>
+bool unscale_and_check(T* grads, std::size_t n, float inv_scale, const unscale_options& options = {}) {
+  const gradient_view view(grads, n);
+  if (grads == nullptr && n > 0) {
+    throw invalid_argument("unscale_and_check: null gradient pointer with n = " + std::to_string(n));
+  }
+  return unscale_and_check(&view, 1, inv_scale, options);
+}
+
+namespace detail {
+
+template <class Dense, class = void>
+struct is_dense_like : std::false_type {};
+template <class Dense>
+struct is_dense_like<
+    Dense, std::void_t<decltype(std::declval<Dense&>().data()), decltype(std::declval<Dense&>().innerStride()),
+                       decltype(std::declval<Dense&>().outerStride()), decltype(std::declval<Dense&>().innerSize()),
+                       decltype(std::declval<Dense&>().outerSize())>>
+    : std::is_constructible<gradient_view, decltype(std::declval<Dense&>().data()), std::size_t> {};
+
+}  // namespace detail
+
+// The arrays of a dense Eigen object with direct access (Matrix, Array, Map, Ref, a Block of
+// them): one view when it is contiguous, else one per column (row, if row-major).  Eigen itself
+// is not included: anything with data(), innerStride(), outerStride(), innerSize() and
+// outerSize() fits.
+template <class Dense, class = std::enable_if_t<detail::is_dense_like<Dense>::value>>
+std::vector<gradient_view> gradient_views_of(Dense& m) {
+  const auto inner = static_cast<std::size_t>(m.innerSize()), outer = static_cast<std::size_t>(m.outerSize());
+  if (m.innerStride() != 1 && inner > 1) {
+    throw invalid_argument("gradient_views_of: inner stride " + std::to_string(m.innerStride()) +
+                           "; only matrices whose inner dimension is contiguous can be unscaled in place");
+  }
+  std::vector<gradient_view> views;
+  if (outer <= 1 || static_cast<std::size_t>(m.outerStride()) == inner) {
+    views.emplace_back(m.data(), inner * outer);
+  } else {
+    views.reserve(outer);
+    for (std::size_t j = 0; j < outer; ++j)
+      views.emplace_back(m.data() + j * static_cast<std::size_t>(m.outerStride()), inner);
+  }
+  return views;
+}
+
+}  // namespace mixprec

@@ -2,8 +2,10 @@
 // types and modes asked for (default: bfloat16, float16, float8_e4m3fn, float8_e5m2 under
 // nearest_even, both overflow modes).  The scalar results are computed once per block and each
 // path the CPU has is compared with them; paths the CPU lacks are reported as skipped.
+// `stochastic` among the modes (or `all`) also compares convert_stochastic_n's kernels: input i
+// of the sweep is element i of one long array, rounded with philox_bits(seed, i).
 //
-//   bulk_sweep [--types a,b,...] [--modes all|<mode>,...] [--stride N] [--threads N]
+//   bulk_sweep [--types a,b,...] [--modes all|<mode>|stochastic,...] [--stride N] [--threads N]
 #include <mixprec/bulk/convert_n.hpp>
 
 #include <cstdio>
@@ -39,7 +41,7 @@ std::vector<simd_path> vector_paths() {
 }
 
 template <class T>
-int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned threads) {
+int sweep(const std::vector<rounding>& modes, bool stochastic, std::uint64_t stride, unsigned threads) {
   const std::vector<simd_path> paths = vector_paths();
   const std::string name = format_name<typename T::format>();
   std::atomic<std::uint64_t> checks{0}, mismatches{0};
@@ -55,19 +57,34 @@ int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned thr
             const auto bits = static_cast<std::uint32_t>(u);
             std::memcpy(&in[n++], &bits, 4);
           }
+          const auto compare = [&](simd_path path, const char* mode, overflow o) {
+            for (std::size_t i = 0; i < n; ++i) {
+              if (actual[i].bits() != expected[i].bits() && mismatches.fetch_add(1) < 10) {
+                std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(), to_string(path),
+                            mode, to_string(o), static_cast<double>(in[i]), expected[i].bits(), actual[i].bits());
+              }
+            }
+            checks += n;
+          };
           for (rounding r : modes) {
             for (overflow o : all_overflows) {
               for (std::size_t i = 0; i < n; ++i) expected[i] = convert<T>(in[i], r, o);
               for (simd_path path : paths) {
                 detail::convert_n_on(path, in.data(), n, actual.data(), r, o);
-                for (std::size_t i = 0; i < n; ++i) {
-                  if (actual[i].bits() != expected[i].bits() && mismatches.fetch_add(1) < 10) {
-                    std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(), to_string(path),
-                                to_string(r), to_string(o), static_cast<double>(in[i]), expected[i].bits(),
-                                actual[i].bits());
-                  }
-                }
-                checks += n;
+                compare(path, to_string(r), o);
+              }
+            }
+          }
+          if (stochastic) {
+            constexpr std::uint64_t seed = 0x5EED5EED12345678u;
+            const std::uint64_t index = b * block / stride;  // of in[0] in the whole sweep
+            for (overflow o : all_overflows) {
+              for (std::size_t i = 0; i < n; ++i) {
+                expected[i] = convert_stochastic<T>(in[i], detail::philox_bits(seed, index + i), o);
+              }
+              for (simd_path path : paths) {
+                detail::stochastic_serial(path, in.data(), n, actual.data(), o, seed, index);
+                compare(path, "stochastic", o);
               }
             }
           }
@@ -76,7 +93,7 @@ int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned thr
   std::printf(
       "%-14s %zu SIMD paths x %zu modes x 2 overflow modes over 2^32 floats / stride %llu: %llu checks, %llu "
       "mismatches, %.1f s\n",
-      name.c_str(), paths.size(), modes.size(), static_cast<unsigned long long>(stride),
+      name.c_str(), paths.size(), modes.size() + (stochastic ? 1 : 0), static_cast<unsigned long long>(stride),
       static_cast<unsigned long long>(checks.load()), static_cast<unsigned long long>(mismatches.load()),
       clock.seconds());
   return mismatches == 0 ? 0 : 1;
@@ -87,6 +104,7 @@ int sweep(const std::vector<rounding>& modes, std::uint64_t stride, unsigned thr
 int main(int argc, char** argv) {
   std::vector<std::string> types = {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"};
   std::vector<rounding> modes = {rounding::nearest_even};
+  bool stochastic = false;
   std::uint64_t stride = 1;
   unsigned threads = 0;
   for (int i = 1; i < argc; ++i) {
@@ -101,12 +119,14 @@ int main(int argc, char** argv) {
           if (m == "all" || m == to_string(r)) modes.push_back(r);
         }
       }
+      for (const std::string& m : split(list)) stochastic = stochastic || m == "all" || m == "stochastic";
     } else if (arg == "--stride" && i + 1 < argc) {
       stride = std::max<std::uint64_t>(1, std::stoull(argv[++i]));
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = static_cast<unsigned>(std::stoul(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: %s [--types a,b] [--modes all|<mode>,...] [--stride N] [--threads N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--types a,b] [--modes all|<mode>|stochastic,...] [--stride N] [--threads N]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -115,8 +135,8 @@ int main(int argc, char** argv) {
   }
   int status = 0;
   for (const std::string& type : types) {
-    if (!mixprec_test::with_type_named(type,
-                                       [&](auto tag) { status |= sweep<decltype(tag)>(modes, stride, threads); })) {
+    if (!mixprec_test::with_type_named(
+            type, [&](auto tag) { status |= sweep<decltype(tag)>(modes, stochastic, stride, threads); })) {
       std::fprintf(stderr, "unknown type: %s\n", type.c_str());
       return 2;
     }

@@ -118,6 +118,19 @@ TEST_CASE("Philox-4x32-10 reproduces Random123's known-answer vectors", "[bulk][
   CHECK(pi.word[3] == 0x24126ea1u);
 }
 
+TEST_CASE("philox_sequence gives philox_bits in order from any start", "[bulk][philox]") {
+  for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{42}, ~std::uint64_t{0}}) {
+    for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{4},
+                                std::uint64_t{1} << 32, (std::uint64_t{1} << 34) - 2}) {
+      detail::philox_sequence sequence(seed, first);
+      for (std::uint64_t i = first; i < first + 37; ++i) {
+        INFO("seed " << seed << ", index " << i);
+        REQUIRE(sequence.next() == detail::philox_bits(seed, i));
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("convert_n from float equals the scalar conversion for every mode, length, offset and path",
                    "[bulk]", MIXPREC_ALL_TYPES) {
   on_every_path([] {
@@ -210,20 +223,40 @@ TEST_CASE("SIMD paths can be listed, forced and reset", "[bulk][dispatch]") {
   }
 }
 
-TEMPLATE_TEST_CASE("convert_stochastic_n depends only on the seed and the element index", "[bulk][stochastic]", float16,
-                   bfloat16, float8_e4m3fn, float8_e5m2, float4_e2m1fn) {
+TEMPLATE_TEST_CASE("convert_stochastic_n depends only on the seed and the element index, on every path",
+                   "[bulk][stochastic]", MIXPREC_ALL_TYPES) {
   const std::vector<float> input = mixed_inputs(1000, 11);
-  std::vector<TestType> a(input.size()), b(input.size()), c(input.size());
-  convert_stochastic_n(input.data(), input.size(), a.data(), 42);
-  convert_stochastic_n(input.data(), input.size(), b.data(), 42);
-  convert_stochastic_n(input.data(), input.size(), c.data(), 43);
-  int differences = 0;
-  for (std::size_t i = 0; i < input.size(); ++i) {
-    REQUIRE(a[i].bits() == b[i].bits());
-    REQUIRE(a[i].bits() == convert_stochastic<TestType>(input[i], detail::philox_bits(42, i)).bits());
-    differences += a[i].bits() != c[i].bits() ? 1 : 0;
-  }
-  CHECK(differences > 0);  // another seed gives other random bits
+  on_every_path([&] {
+    for (overflow o : mixprec_test::all_overflows) {
+      std::vector<TestType> a(input.size()), b(input.size()), c(input.size());
+      convert_stochastic_n(input.data(), input.size(), a.data(), 42, o);
+      convert_stochastic_n(input.data(), input.size(), b.data(), 42, o);
+      convert_stochastic_n(input.data(), input.size(), c.data(), 43, o);
+      int differences = 0;
+      for (std::size_t i = 0; i < input.size(); ++i) {
+        INFO("element " << i << ", x = " << input[i]);
+        REQUIRE(a[i].bits() == b[i].bits());
+        REQUIRE(a[i].bits() == convert_stochastic<TestType>(input[i], detail::philox_bits(42, i), o).bits());
+        differences += a[i].bits() != c[i].bits() ? 1 : 0;
+      }
+      CHECK(differences > 0);  // another seed gives other random bits
+      // A share of a larger array starting at any global index (threads get such shares), with
+      // every length: the kernels' block alignment, batches and tails.
+      for (std::uint64_t first : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3},
+                                  std::uint64_t{64}, (std::uint64_t{1} << 34) - 5}) {
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65},
+                              std::size_t{200}, input.size()}) {
+          std::vector<TestType> share(n);
+          detail::stochastic_serial(active_simd_path(), input.data(), n, share.data(), o, 7, first);
+          for (std::size_t i = 0; i < n; ++i) {
+            INFO("first " << first << ", n " << n << ", element " << i);
+            REQUIRE(share[i].bits() ==
+                    convert_stochastic<TestType>(input[i], detail::philox_bits(7, first + i), o).bits());
+          }
+        }
+      }
+    }
+  });
 }
 
 TEST_CASE("convert_stochastic_n rounds up at the exact rate over a large array", "[bulk][stochastic]") {

@@ -5,10 +5,9 @@
 // which holds every value of the library's formats exactly) run on the SIMD path that
 // simd_path.hpp selects; everything else, and the portable path, is a loop over the scalar
 // conversion.  Every path gives the scalar function's bits; dispatch.hpp says how large arrays
-// are streamed and split over threads.  Stochastic conversion runs the scalar loop on every
-// path (split over threads like the rest).  Element i of
-// convert_stochastic_n draws its random bits from Philox-4x32-10 keyed by the seed, at
-// counter i, so the result depends only on (seed, i, in[i]).
+// are streamed and split over threads.  Element i of convert_stochastic_n draws its random bits
+// from Philox-4x32-10 keyed by the seed, at counter i (computed in vector lanes on the SIMD
+// paths), so the result depends only on (seed, i, in[i]).
 #pragma once
 
 #include <cstddef>
@@ -56,12 +55,10 @@ template <class To>
 void convert_stochastic_n(const float* in, std::size_t n, To* out, std::uint64_t seed,
                           overflow o = overflow::non_finite) {
   detail::check_bulk_arguments("convert_stochastic_n", in, n, out);
-  // Every path and thread count runs this loop over its share: element i's bits depend only on
-  // (seed, i).
+  // Each thread's share knows its global offset: element i's bits depend only on (seed, i).
+  const simd_path path = active_simd_path();
   detail::for_each_chunk(n, [&](std::size_t, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      out[i] = detail::convert_value<To>(in[i], detail::round_mode::stochastic, o, detail::philox_bits(seed, i));
-    }
+    detail::stochastic_serial(path, in + begin, end - begin, out + begin, o, seed, begin);
   });
 }
 

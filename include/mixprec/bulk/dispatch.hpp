@@ -19,6 +19,7 @@
 
 #include "../convert.hpp"
 #include "../detail/constexpr_math.hpp"
+#include "../detail/philox.hpp"
 #include "../types.hpp"
 #include "simd_path.hpp"
 #include "x86/avx2.hpp"
@@ -227,6 +228,22 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
     }
   }
   convert_n_portable(in, n, out, r, o);
+}
+
+// One thread's share of convert_stochastic_n: elements first ... first + n - 1 of the whole array.
+template <class To>
+void stochastic_serial(simd_path path, const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
+                       std::uint64_t first) {
+#if MIXPREC_X86_SIMD
+  if constexpr (has_float_kernels<To>()) {
+    if (path == simd_path::avx2) return simd_avx2::kernels::encode_stochastic(in, n, out, o, seed, first);
+    if (path != simd_path::portable) return simd_avx512::kernels::encode_stochastic(in, n, out, o, seed, first);
+  }
+#else
+  (void)path;
+#endif
+  philox_sequence random(seed, first);
+  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
 }
 
 // Calls run(chunk, begin, end) on the caller's thread and bulk_threads() - 1 others over

@@ -11,6 +11,7 @@
 
 #include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
+#include "../../detail/philox.hpp"
 #include "../../minifloat.hpp"
 #include "target.hpp"
 
@@ -154,6 +155,29 @@ struct ops {
   }
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
     return _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_set1_ps(scale)));
+  }
+  // For Philox-4x32 (kernels::philox_lanes): the low and high 32 bits of each lane times m,
+  // lane numbers 0, 1, ..., and the transposition that turns one block per lane into
+  // consecutive words: on input w[k] lane l holds word k of block l; on output e[j] lane t
+  // holds word (8j + t) % 4 of block (8j + t) / 4.
+  static MIXPREC_SIMD_INLINE vec xor_(vec a, vec b) { return _mm256_xor_si256(a, b); }
+  static MIXPREC_SIMD_INLINE vec multiply_low(vec a, std::uint32_t m) { return _mm256_mullo_epi32(a, set1(m)); }
+  static MIXPREC_SIMD_INLINE vec multiply_high(vec a, std::uint32_t m) {
+    const vec even = _mm256_mul_epu32(a, set1(m));                        // 64-bit products, even lanes
+    const vec odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), set1(m));  // odd lanes
+    return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  }
+  static MIXPREC_SIMD_INLINE vec lane_numbers() { return _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7); }
+  static MIXPREC_SIMD_INLINE void transpose_blocks(const vec* w, vec* e) {
+    // Within each 128-bit half h: u[r] gets the four words of block 4h + r.
+    const vec t0 = _mm256_unpacklo_epi32(w[0], w[1]), t1 = _mm256_unpacklo_epi32(w[2], w[3]);
+    const vec t2 = _mm256_unpackhi_epi32(w[0], w[1]), t3 = _mm256_unpackhi_epi32(w[2], w[3]);
+    const vec u0 = _mm256_unpacklo_epi64(t0, t1), u1 = _mm256_unpackhi_epi64(t0, t1);
+    const vec u2 = _mm256_unpacklo_epi64(t2, t3), u3 = _mm256_unpackhi_epi64(t2, t3);
+    e[0] = _mm256_permute2x128_si256(u0, u1, 0x20);  // blocks 0, 1
+    e[1] = _mm256_permute2x128_si256(u2, u3, 0x20);  // blocks 2, 3
+    e[2] = _mm256_permute2x128_si256(u0, u1, 0x31);  // blocks 4, 5
+    e[3] = _mm256_permute2x128_si256(u2, u3, 0x31);  // blocks 6, 7
   }
 };
 

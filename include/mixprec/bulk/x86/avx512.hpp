@@ -11,6 +11,7 @@
 
 #include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
+#include "../../detail/philox.hpp"
 #include "../../minifloat.hpp"
 #include "target.hpp"
 
@@ -159,6 +160,34 @@ struct ops {
   // Bits of float(integer lanes) × scale, for small non-negative integers (exact).
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
     return _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(scale)));
+  }
+  // For Philox-4x32 (kernels::philox_lanes): the low and high 32 bits of each lane times m,
+  // lane numbers 0, 1, ..., and the 4 x 4 transposition that turns one block per lane into
+  // consecutive words: on input w[k] lane l holds word k of block l; on output e[j] lane t
+  // holds word (16j + t) % 4 of block (16j + t) / 4.
+  static MIXPREC_SIMD_INLINE vec xor_(vec a, vec b) { return _mm512_xor_si512(a, b); }
+  static MIXPREC_SIMD_INLINE vec multiply_low(vec a, std::uint32_t m) { return _mm512_mullo_epi32(a, set1(m)); }
+  static MIXPREC_SIMD_INLINE vec multiply_high(vec a, std::uint32_t m) {
+    const vec even = _mm512_mul_epu32(a, set1(m));                        // 64-bit products, even lanes
+    const vec odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), set1(m));  // odd lanes
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+  }
+  static MIXPREC_SIMD_INLINE vec lane_numbers() {
+    return _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  static MIXPREC_SIMD_INLINE void transpose_blocks(const vec* w, vec* e) {
+    // Within each 128-bit quarter q: u[r] gets the four words of block 4q + r.
+    const vec t0 = _mm512_unpacklo_epi32(w[0], w[1]), t1 = _mm512_unpacklo_epi32(w[2], w[3]);
+    const vec t2 = _mm512_unpackhi_epi32(w[0], w[1]), t3 = _mm512_unpackhi_epi32(w[2], w[3]);
+    const vec u0 = _mm512_unpacklo_epi64(t0, t1), u1 = _mm512_unpackhi_epi64(t0, t1);
+    const vec u2 = _mm512_unpacklo_epi64(t2, t3), u3 = _mm512_unpackhi_epi64(t2, t3);
+    // e[j] = quarter j of u0, u1, u2, u3 (blocks 4j ... 4j + 3).
+    const vec v0 = _mm512_shuffle_i32x4(u0, u1, 0x44), v1 = _mm512_shuffle_i32x4(u2, u3, 0x44);  // q 0, 1
+    const vec v2 = _mm512_shuffle_i32x4(u0, u1, 0xEE), v3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);  // q 2, 3
+    e[0] = _mm512_shuffle_i32x4(v0, v1, 0x88);
+    e[1] = _mm512_shuffle_i32x4(v0, v1, 0xDD);
+    e[2] = _mm512_shuffle_i32x4(v2, v3, 0x88);
+    e[3] = _mm512_shuffle_i32x4(v2, v3, 0xDD);
   }
 };
 

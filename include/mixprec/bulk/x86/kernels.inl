@@ -74,10 +74,40 @@ struct kernels {
     }
   }
 
+  // Stochastic rounding of the magnitudes right by `count` bits (1 <= count <= 32): up exactly
+  // when floor(fraction × 2^32) + random >= 2^32, fraction = lost bits / 2^count, which is the
+  // scalar rule of detail::round_up.  floor(fraction × 2^32) is the lost bits shifted to the top,
+  // and a + r carries out of 32 bits exactly when a > ~r, i.e. when a - min(a, ~r) is not zero.
+  static MIXPREC_SIMD_INLINE typename ops::vec round_up_stochastic(typename ops::vec kept,
+                                                                   typename ops::vec lost_at_top,
+                                                                   typename ops::vec random) {
+    const typename ops::vec not_random = ops::xor_(random, ops::set1(0xFFFFFFFFu));
+    const typename ops::vec carry = ops::sub(lost_at_top, ops::min_u(lost_at_top, not_random));
+    return ops::add(kept, ops::min_u(carry, ops::set1(1)));
+  }
+  template <int Shift>
+  static MIXPREC_SIMD_INLINE typename ops::vec round_right_shift_stochastic(typename ops::vec magnitude,
+                                                                            typename ops::vec random) {
+    static_assert(Shift >= 1 && Shift <= 32, "the lost bits are read as a 32-bit fraction");
+    constexpr std::uint32_t below = static_cast<std::uint32_t>((std::uint64_t{1} << Shift) - 1);
+    return round_up_stochastic(ops::template shift_right<Shift>(magnitude),
+                               ops::template shift_left<32 - Shift>(ops::and_(magnitude, ops::set1(below))), random);
+  }
+  static MIXPREC_SIMD_INLINE typename ops::vec round_right_shift_each_stochastic(typename ops::vec value,
+                                                                                 typename ops::vec count,
+                                                                                 typename ops::vec random) {
+    const typename ops::vec one = ops::set1(1);
+    const typename ops::vec below = ops::sub(ops::shift_left_each(one, count), one);
+    return round_up_stochastic(ops::shift_right_each(value, count),
+                               ops::shift_left_each(ops::and_(value, below), ops::sub(ops::set1(32), count)), random);
+  }
+
   // One vector of float -> To for one rounding mode: the codes in 32-bit lanes, and in `exact`
   // the lanes they are right for (the others need the scalar function).
+  // With Mode == stochastic, `random` holds each lane's 32 random bits.
   template <class To, round_mode Mode>
-  static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact) {
+  static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact,
+                                                            typename ops::vec random = typename ops::vec{}) {
     using format = typename To::format;
     using to = format_traits<format>;
     using window = narrowing_window<ieee_binary32, format>;
@@ -87,8 +117,13 @@ struct kernels {
     const vec zero = ops::set1(0);
     const vec one = ops::set1(1);
     const vec magnitude = ops::and_(x, ops::set1(0x7FFFFFFFu));
-    const vec result = ops::sub(round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x),
-                                ops::set1(static_cast<std::uint32_t>(window::rebias)));
+    vec rounded;
+    if constexpr (Mode == round_mode::stochastic) {
+      rounded = round_right_shift_stochastic<window::shift>(magnitude, random);
+    } else {
+      rounded = round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x);
+    }
+    const vec result = ops::sub(rounded, ops::set1(static_cast<std::uint32_t>(window::rebias)));
     // At and above the window's top (2^(max_exponent+1), infinity, NaN) the result exceeds the
     // largest finite code, so this one comparison also rejects those lanes.
     exact = ops::less_equal(result, ops::set1(static_cast<std::uint32_t>(to::max_finite_magnitude)));
@@ -115,10 +150,17 @@ struct kernels {
         const vec field = ops::template shift_right<23>(magnitude);
         const vec hidden = ops::select(ops::equal(field, zero), zero, ops::set1(0x800000u));
         const vec significand = ops::or_(ops::and_(magnitude, ops::set1(0x7FFFFFu)), hidden);
-        const vec count =
-            ops::min_i(ops::sub(ops::set1(window::shift + window::low_field), ops::max_i(field, one)), ops::set1(31));
-        code = ops::select(small, round_right_shift_each<Mode>(significand, count, x), code);
-        exact = ops::either(exact, small);
+        const vec unclamped = ops::sub(ops::set1(window::shift + window::low_field), ops::max_i(field, one));
+        const vec count = ops::min_i(unclamped, ops::set1(31));
+        if constexpr (Mode == round_mode::stochastic) {
+          // The random fraction needs every lost bit: lanes shifted by more than 31 (far below
+          // the smallest subnormal) are left to the scalar function.
+          code = ops::select(small, round_right_shift_each_stochastic(significand, count, random), code);
+          exact = ops::either(ops::but_not(exact, small), ops::but_not(small, ops::less(ops::set1(31), unclamped)));
+        } else {
+          code = ops::select(small, round_right_shift_each<Mode>(significand, count, x), code);
+          exact = ops::either(exact, small);
+        }
       }
     }
     if constexpr (to::is_signed) {
@@ -324,6 +366,69 @@ struct kernels {
                         _MM_FROUND_NO_EXC;
     encode_groups<To, false, half_instruction_lanes<imm>>(
         in, n, out, stream, 1.0f, [](float x) { return convert_value<To>(x, Mode, overflow::non_finite, 0); });
+  }
+
+  // Philox-4x32-10 (detail/philox.hpp) for ops::width consecutive blocks from `block`, one block
+  // per lane, transposed so that random[j] holds the bits of elements 4 × block + j × width + t.
+  static MIXPREC_SIMD_INLINE void philox_lanes(std::uint64_t seed, std::uint64_t block, typename ops::vec* random) {
+    using vec = typename ops::vec;
+    using constants = philox_constants;
+    vec c[4] = {ops::add(ops::set1(static_cast<std::uint32_t>(block)), ops::lane_numbers()),
+                ops::set1(static_cast<std::uint32_t>(block >> 32)), ops::set1(0), ops::set1(0)};
+    auto key0 = static_cast<std::uint32_t>(seed);
+    auto key1 = static_cast<std::uint32_t>(seed >> 32);
+    for (int round = 0; round < constants::rounds; ++round) {
+      const vec high0 = ops::multiply_high(c[0], constants::multiplier0);
+      const vec low0 = ops::multiply_low(c[0], constants::multiplier0);
+      const vec high1 = ops::multiply_high(c[2], constants::multiplier1);
+      const vec low1 = ops::multiply_low(c[2], constants::multiplier1);
+      c[0] = ops::xor_(ops::xor_(high1, c[1]), ops::set1(key0));
+      c[1] = low1;
+      c[2] = ops::xor_(ops::xor_(high0, c[3]), ops::set1(key1));
+      c[3] = low0;
+      key0 += constants::weyl0;
+      key1 += constants::weyl1;
+    }
+    ops::transpose_blocks(c, random);
+  }
+
+  // convert_stochastic_n's kernel: element i (global index first + i) rounds with
+  // philox_bits(seed, first + i), as the scalar loop does.  Philox is the cost here (about 25
+  // vector instructions per random word), so the output is not streamed.
+  template <class To>
+  static void encode_stochastic(const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
+                                std::uint64_t first) {
+    using vec = typename ops::vec;
+    constexpr int bits = format_traits<typename To::format>::storage_bits;
+    constexpr std::size_t width = ops::width;
+    const auto scalar = [&](std::size_t i) {
+      out[i] = convert_value<To>(in[i], round_mode::stochastic, o, philox_bits(seed, first + i));
+    };
+    std::size_t i = 0;
+    for (; i < n && (first + i) % 4 != 0; ++i) scalar(i);  // to a block boundary
+    for (; i + 4 * width <= n; i += 4 * width) {
+      const std::uint64_t block = (first + i) / 4;
+      if (static_cast<std::uint32_t>(block) > 0xFFFFFFFFu - (width - 1)) {  // the low word would wrap
+        for (std::size_t k = 0; k < 4 * width; ++k) scalar(i + k);
+        continue;
+      }
+      vec random[4];
+      philox_lanes(seed, block, random);
+      for (std::size_t g = 0; g < 4; ++g) {
+        const std::size_t at = i + g * width;
+        typename ops::mask exact;
+        ops::template store_codes<bits>(
+            out + at, encode_lanes<To, round_mode::stochastic>(ops::load(in + at), exact, random[g]), false);
+        const unsigned done = ops::lanes(exact);
+        if (done != ops::all_lanes) {
+          for (std::size_t lane = 0; lane < width; ++lane) {
+            if ((done >> lane & 1u) == 0) scalar(at + lane);
+          }
+        }
+      }
+    }
+    philox_sequence rest(seed, first + i);
+    for (; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, rest.next());
   }
 
   // float16 -> float by the F16C instruction (vcvtph2ps): exact, NaN payloads kept with the quiet

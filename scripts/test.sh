@@ -24,7 +24,7 @@ else
 fi
 
 stage "clang-format"
-mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh')
+mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.inl')
 clang-format --dry-run --Werror "${sources[@]}"
 
 configure() {  # configure <dir> <extra cmake args...>
@@ -39,8 +39,8 @@ mkdir -p build
 stage "Release, C++17 (CUDA $cuda): build"
 configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=$cuda
 build build/ci-release17
-stage "Release, C++17: unit and install tests"
-ctest --test-dir build/ci-release17 -L 'unit|install' -j"$jobs" --output-on-failure
+stage "Release, C++17: unit, install and MPI tests"
+ctest --test-dir build/ci-release17 -L 'unit|install|mpi' -j"$jobs" --output-on-failure
 stage "Release, C++17: exhaustive (CI subset) and reference tests"
 ctest --test-dir build/ci-release17 -L 'exhaustive|reference' -LE exhaustive_full --output-on-failure
 

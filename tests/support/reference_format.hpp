@@ -106,7 +106,10 @@ class reference_format {
     int versus_midpoint;  // sign of m - (lower + upper) / 2 when not exact
   };
 
-  position locate(const V& m, long hint = -1) const {
+  // `hint` is an index to walk upward from (for callers stepping through increasing
+  // magnitudes); the default, no_hint, bisects the whole table.
+  static constexpr long no_hint = -2;
+  position locate(const V& m, long hint = no_hint) const {
     long below = hint;
     if (below < -1 || below >= static_cast<long>(entries_.size()) ||
         (below >= 0 && entries_[static_cast<std::size_t>(below)].value > m)) {

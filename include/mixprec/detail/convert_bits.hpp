@@ -12,10 +12,9 @@ namespace mixprec::detail {
 // so converting it needs no rounding at all (fp16 -> float, bf16 -> float, e4m3 -> fp16, ...).
 template <class From, class To>
 constexpr bool is_normal_widening = (format_traits<To>::is_signed || !format_traits<From>::is_signed) &&
-                                    format_traits<To>::mantissa_bits
-                                        >= format_traits<From>::mantissa_bits&& format_traits<To>::min_exponent
-                                        <= format_traits<From>::min_exponent&& format_traits<To>::max_exponent
-                                        >= format_traits<From>::max_exponent;
+                                    (format_traits<To>::mantissa_bits >= format_traits<From>::mantissa_bits) &&
+                                    (format_traits<To>::min_exponent <= format_traits<From>::min_exponent) &&
+                                    (format_traits<To>::max_exponent >= format_traits<From>::max_exponent);
 
 // Where the narrowing fast path applies (From has at least as many mantissa bits as To): the
 // magnitudes [low, high) of From that are normal numbers landing in To's normal range, from To's

@@ -63,66 +63,67 @@ void memcpy_same_bytes(benchmark::State& state) {
   report<char>(state, BytesPerElement);
 }
 
-template <class T>
-void mixprec_encode(benchmark::State& state) {
-  const std::vector<float>& in = gaussian_input(elements(state));
-  std::vector<T> out(elements(state));
+// Times `pass(in, n, out)` (one mixprec call over the whole array) on range(1) threads; `in`
+// holds Gaussian floats, or their codes in From when From is a mixprec type.
+template <class From, class To, class Pass>
+void time_mixprec_pass(benchmark::State& state, Pass pass) {
+  const std::size_t n = elements(state);
+  std::vector<From> in(n);
+  convert_n(gaussian_input(n).data(), n, in.data());
+  std::vector<To> out(n);
   set_bulk_threads(static_cast<unsigned>(state.range(1)));
   for (auto _ : state) {
-    convert_n(in.data(), elements(state), out.data());
+    pass(in.data(), n, out.data());
     benchmark::ClobberMemory();
   }
   set_bulk_threads(1);
-  report<T>(state, 4 + sizeof(T));
+  report<To>(state, sizeof(From) + sizeof(To));
+}
+
+template <class T>
+void mixprec_encode(benchmark::State& state) {
+  time_mixprec_pass<float, T>(state, [](const float* in, std::size_t n, T* out) { convert_n(in, n, out); });
 }
 
 template <class T>
 void mixprec_decode(benchmark::State& state) {
-  std::vector<T> in(elements(state));
-  convert_n(gaussian_input(elements(state)).data(), elements(state), in.data());
-  std::vector<float> out(elements(state));
-  set_bulk_threads(static_cast<unsigned>(state.range(1)));
-  for (auto _ : state) {
-    convert_n(in.data(), elements(state), out.data());
-    benchmark::ClobberMemory();
-  }
-  set_bulk_threads(1);
-  report<T>(state, 4 + sizeof(T));
+  time_mixprec_pass<T, float>(state, [](const T* in, std::size_t n, float* out) { convert_n(in, n, out); });
 }
 
-// The portable path: the scalar conversion in a loop, as a compiler vectorises it.
+// The portable path: the kernels over plain arrays, as the compiler vectorises them for
+// baseline x86-64 (SSE2), i.e. what a CPU without AVX2 or a non-x86 build gets.
 template <class T>
-void scalar_loop_encode(benchmark::State& state) {
+void portable_path_encode(benchmark::State& state) {
   force_simd_path(simd_path::portable);
   mixprec_encode<T>(state);
   reset_simd_path();
 }
 
+// The scalar conversion in a plain loop (what convert_n replaces).
 template <class T>
-void fused_quantize(benchmark::State& state) {
-  const std::vector<float>& in = gaussian_input(elements(state));
-  std::vector<T> out(elements(state));
-  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+void scalar_loop_encode(benchmark::State& state) {
+  const std::size_t n = elements(state);
+  const std::vector<float>& in = gaussian_input(n);
+  std::vector<T> out(n);
   for (auto _ : state) {
-    benchmark::DoNotOptimize(quantize_n(in.data(), elements(state), out.data(), 64.0f));
+    for (std::size_t i = 0; i < n; ++i) out[i] = T(in[i]);
     benchmark::ClobberMemory();
   }
-  set_bulk_threads(1);
   report<T>(state, 4 + sizeof(T));
 }
 
-// convert_stochastic_n: Philox-4x32-10 bits per element and the scalar stochastic rounding.
+// The fp8 recipe's quantise step: q = convert(x * scale) and amax of x in one pass.
+template <class T>
+void fused_quantize(benchmark::State& state) {
+  time_mixprec_pass<float, T>(
+      state, [](const float* in, std::size_t n, T* out) { benchmark::DoNotOptimize(quantize_n(in, n, out, 64.0f)); });
+}
+
+// convert_stochastic_n: Philox-4x32-10 bits per element and stochastic rounding.
 template <class T>
 void mixprec_stochastic(benchmark::State& state) {
-  const std::vector<float>& in = gaussian_input(elements(state));
-  std::vector<T> out(elements(state));
-  set_bulk_threads(static_cast<unsigned>(state.range(1)));
-  for (auto _ : state) {
-    convert_stochastic_n(in.data(), elements(state), out.data(), 2026);
-    benchmark::ClobberMemory();
-  }
-  set_bulk_threads(1);
-  report<T>(state, 4 + sizeof(T));
+  time_mixprec_pass<float, T>(state,
+                              [](const float* in, std::size_t n, T* out) { convert_stochastic_n(in, n, out, 2026); });
 }
 
 // Eigen's conversion loop (Array::cast), one thread.
@@ -241,6 +242,9 @@ BENCHMARK_TEMPLATE(mixprec_decode, float8_e5m2)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(fused_quantize, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_stochastic, bfloat16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_stochastic, float8_e4m3fn)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(portable_path_encode, bfloat16)->Apply(sizes);
+BENCHMARK_TEMPLATE(portable_path_encode, float16)->Apply(sizes);
+BENCHMARK_TEMPLATE(portable_path_encode, float8_e4m3fn)->Apply(sizes);
 BENCHMARK_TEMPLATE(scalar_loop_encode, bfloat16)->Apply(sizes);
 BENCHMARK_TEMPLATE(scalar_loop_encode, float16)->Apply(sizes);
 BENCHMARK_TEMPLATE(scalar_loop_encode, float8_e4m3fn)->Apply(sizes);

@@ -59,3 +59,7 @@
 #else
 #define MIXPREC_FORCE_INLINE inline
 #endif
+
+// The small functions of the bulk kernels (bulk/kernels.inl): always inlined, so that a kernel
+// is one loop of vector instructions.
+#define MIXPREC_SIMD_INLINE MIXPREC_FORCE_INLINE

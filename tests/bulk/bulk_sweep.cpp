@@ -1,5 +1,5 @@
-// Every SIMD path against the scalar reference over all 2^32 float inputs: float -> T for the
-// types and modes asked for (default: bfloat16, float16, float8_e4m3fn, float8_e5m2 under
+// Every kernel path (portable, AVX2, AVX-512, AVX512-BF16) against the scalar functions over all 2^32 float inputs:
+// float -> T for the types and modes asked for (default: bfloat16, float16, float8_e4m3fn, float8_e5m2 under
 // nearest_even, both overflow modes).  The scalar results are computed once per block and each
 // path the CPU has is compared with them; paths the CPU lacks are reported as skipped.
 // `stochastic` among the modes (or `all`) also compares convert_stochastic_n's kernels: input i
@@ -31,10 +31,11 @@ std::vector<std::string> split(const std::string& list) {
   }
 }
 
-// The SIMD paths this CPU has (the portable path is the scalar loop being compared against).
+// The kernel paths this CPU has (the portable kernels always; the scalar functions are what
+// they are compared with).
 std::vector<simd_path> vector_paths() {
   std::vector<simd_path> paths;
-  for (simd_path p : {simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+  for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
     if (simd_path_supported(p)) paths.push_back(p);
   }
   return paths;
@@ -91,7 +92,7 @@ int sweep(const std::vector<rounding>& modes, bool stochastic, std::uint64_t str
         }
       });
   std::printf(
-      "%-14s %zu SIMD paths x %zu modes x 2 overflow modes over 2^32 floats / stride %llu: %llu checks, %llu "
+      "%-14s %zu paths x %zu modes x 2 overflow modes over 2^32 floats / stride %llu: %llu checks, %llu "
       "mismatches, %.1f s\n",
       name.c_str(), paths.size(), modes.size() + (stochastic ? 1 : 0), static_cast<unsigned long long>(stride),
       static_cast<unsigned long long>(checks.load()), static_cast<unsigned long long>(mismatches.load()),

@@ -22,6 +22,7 @@
 #include "../detail/philox.hpp"
 #include "../types.hpp"
 #include "simd_path.hpp"
+#include "portable.hpp"
 #include "x86/avx2.hpp"
 #include "x86/avx512.hpp"
 
@@ -101,12 +102,12 @@ inline bool conversion_instructions_exact() noexcept {
 #endif
 }
 
-#if MIXPREC_X86_SIMD
-// float -> T on one vector target: the instruction where one is exact for this type and mode,
+// float -> T on one kernel target: the instruction where one is exact for this type and mode,
 // else the generic kernel.
 template <class Target, class To>
 void encode_on(const float* in, std::size_t n, To* out, rounding r, overflow o, bool bf16_instruction, bool stream) {
-  if constexpr (std::is_same<typename To::format, formats::float16>::value) {
+  if constexpr (Target::operations::has_half_instructions &&
+                std::is_same<typename To::format, formats::float16>::value) {
     if (o == overflow::non_finite && conversion_instructions_exact()) {
       switch (r) {
         case rounding::nearest_even:
@@ -122,61 +123,63 @@ void encode_on(const float* in, std::size_t n, To* out, rounding r, overflow o, 
       }
     }
   }
+#if MIXPREC_X86_SIMD
   if constexpr (std::is_same<typename To::format, formats::bfloat16>::value) {
     if (bf16_instruction && r == rounding::nearest_even && o == overflow::non_finite &&
         conversion_instructions_exact()) {
       return simd_avx512_bf16::encode_bfloat16_instruction(in, n, out, stream);
     }
   }
+#endif
   (void)bf16_instruction;
   Target::encode_from_float(in, n, out, r, o, stream);
 }
 
 template <class Target, class From>
 void decode_on(const From* in, std::size_t n, float* out, bool stream) {
-  if constexpr (std::is_same<typename From::format, formats::float16>::value) {
+  if constexpr (Target::operations::has_half_instructions &&
+                std::is_same<typename From::format, formats::float16>::value) {
     if (conversion_instructions_exact()) return Target::decode_half_instruction(in, n, out, stream);
   }
   Target::decode_to_float(in, n, out, stream);
 }
-#endif
 
-// Bytes of a path's vector register: the unit (and alignment) of its non-temporal stores.
+// Calls f(kernels) with the kernel set of `path` (an empty type's value).
+template <class F>
+decltype(auto) with_kernels(simd_path path, F f) {
+#if MIXPREC_X86_SIMD
+  if (path == simd_path::avx2) return f(simd_avx2::half_kernels{});
+  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) return f(simd_avx512::half_kernels{});
+#else
+  (void)path;
+#endif
+  return f(simd_portable::kernels{});
+}
+
+// Bytes of a path's vector register: the unit (and alignment) of its non-temporal stores (none
+// on the portable path).
 inline std::size_t path_register_bytes(simd_path path) noexcept {
   return path == simd_path::avx2 ? 32 : (path == simd_path::portable ? 1 : 64);
 }
 
-// Runs float -> T or T -> float on a SIMD path; false if the portable loop should.  With
-// `stream`, out + 0 must be aligned to path_register_bytes(path).
+// Runs float -> T or T -> float on the kernels of `path`; false if the scalar loop should (other
+// pairs of types).  With `stream`, out + 0 must be aligned to path_register_bytes(path).
 template <class From, class To>
 bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o, bool stream) {
-#if MIXPREC_X86_SIMD
   constexpr bool encode = std::is_same<From, float>::value && has_float_kernels<To>();
   constexpr bool decode = std::is_same<To, float>::value && has_float_kernels<From>();
   if constexpr (encode || decode) {
-    switch (path) {
-      case simd_path::portable:
-        return false;
-      case simd_path::avx2:
-        if constexpr (encode) {
-          encode_on<simd_avx2::kernels>(in, n, out, r, o, false, stream);
-        } else {
-          decode_on<simd_avx2::kernels>(in, n, out, stream);
-        }
-        return true;
-      case simd_path::avx512:
-      case simd_path::avx512_bf16:
-        if constexpr (encode) {
-          encode_on<simd_avx512::kernels>(in, n, out, r, o, path == simd_path::avx512_bf16, stream);
-        } else {
-          decode_on<simd_avx512::kernels>(in, n, out, stream);
-        }
-        return true;
-    }
+    with_kernels(path, [&](auto target) {
+      using Target = decltype(target);
+      if constexpr (encode) {
+        encode_on<Target>(in, n, out, r, o, path == simd_path::avx512_bf16, stream);
+      } else {
+        decode_on<Target>(in, n, out, stream);
+      }
+    });
+    return true;
   }
-#else
   (void)path, (void)in, (void)n, (void)out, (void)r, (void)o, (void)stream;
-#endif
   return false;
 }
 
@@ -209,41 +212,35 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
                       bool large_output) {
   constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
                               (std::is_same<To, float>::value && has_float_kernels<From>());
-  if (vectorised && path != simd_path::portable) {
+  if constexpr (vectorised) {
     return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
       convert_n_vectorised(path, in + begin, end - begin, out + begin, r, o, stream);
     });
-  }
-  if constexpr (has_float_kernels<From>() && has_float_kernels<To>()) {
+  } else if constexpr (has_float_kernels<From>() && has_float_kernels<To>()) {
     // Between two minifloats: through a float block (exact), then one rounding.
-    if (path != simd_path::portable) {
-      constexpr std::size_t block = 512;
-      float staged[block];
-      for (std::size_t i = 0; i < n; i += block) {
-        const std::size_t m = n - i < block ? n - i : block;
-        convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
-        convert_n_vectorised(path, staged, m, out + i, r, o, false);
-      }
-      return;
+    constexpr std::size_t block = 512;
+    float staged[block];
+    for (std::size_t i = 0; i < n; i += block) {
+      const std::size_t m = n - i < block ? n - i : block;
+      convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
+      convert_n_vectorised(path, staged, m, out + i, r, o, false);
     }
+  } else {
+    convert_n_portable(in, n, out, r, o);  // double, integers, float <-> float
   }
-  convert_n_portable(in, n, out, r, o);
 }
 
 // One thread's share of convert_stochastic_n: elements first ... first + n - 1 of the whole array.
 template <class To>
 void stochastic_serial(simd_path path, const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
                        std::uint64_t first) {
-#if MIXPREC_X86_SIMD
   if constexpr (has_float_kernels<To>()) {
-    if (path == simd_path::avx2) return simd_avx2::kernels::encode_stochastic(in, n, out, o, seed, first);
-    if (path != simd_path::portable) return simd_avx512::kernels::encode_stochastic(in, n, out, o, seed, first);
+    with_kernels(path, [&](auto target) { decltype(target)::encode_stochastic(in, n, out, o, seed, first); });
+  } else {
+    (void)path;
+    philox_sequence random(seed, first);
+    for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
   }
-#else
-  (void)path;
-#endif
-  philox_sequence random(seed, first);
-  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
 }
 
 // Calls run(chunk, begin, end) on the caller's thread and bulk_threads() - 1 others over
@@ -284,25 +281,21 @@ template <class To>
 std::uint32_t quantize_serial(simd_path path, const float* in, std::size_t n, To* out, float scale, rounding r,
                               overflow o, bool large_output) {
   std::uint32_t largest = 0;
-#if MIXPREC_X86_SIMD
   if constexpr (has_float_kernels<To>()) {
-    if (path != simd_path::portable) {
-      with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
-        const std::uint32_t part = path == simd_path::avx2
-                                       ? simd_avx2::kernels::encode_from_float<To, true>(
-                                             in + begin, end - begin, out + begin, r, o, stream, scale)
-                                       : simd_avx512::kernels::encode_from_float<To, true>(
-                                             in + begin, end - begin, out + begin, r, o, stream, scale);
+    with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+      with_kernels(path, [&](auto target) {
+        const std::uint32_t part = decltype(target)::template encode_from_float<To, true>(
+            in + begin, end - begin, out + begin, r, o, stream, scale);
         largest = std::max(largest, part);
       });
-      return largest;
+    });
+  } else {  // a user-defined format wider than the kernels take
+    (void)path, (void)large_output;
+    const round_mode mode = to_round_mode(r);
+    for (std::size_t i = 0; i < n; ++i) {
+      largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
+      out[i] = convert_value<To>(in[i] * scale, mode, o, 0);
     }
-  }
-#endif
-  const round_mode mode = to_round_mode(r);
-  for (std::size_t i = 0; i < n; ++i) {
-    largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
-    out[i] = convert_value<To>(in[i] * scale, mode, o, 0);
   }
   return largest;
 }
@@ -310,20 +303,16 @@ std::uint32_t quantize_serial(simd_path path, const float* in, std::size_t n, To
 // One thread's share of dequantize_n: out = float(in) × scale.
 template <class From>
 void dequantize_serial(simd_path path, const From* in, std::size_t n, float* out, float scale, bool large_output) {
-#if MIXPREC_X86_SIMD
   if constexpr (has_float_kernels<From>()) {
-    if (path != simd_path::portable) {
-      return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
-        if (path == simd_path::avx2) {
-          simd_avx2::kernels::decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
-        } else {
-          simd_avx512::kernels::decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
-        }
+    with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+      with_kernels(path, [&](auto target) {
+        decltype(target)::template decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
       });
-    }
+    });
+  } else {
+    (void)path, (void)large_output;
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
   }
-#endif
-  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
 }
 
 }  // namespace detail

@@ -24,6 +24,7 @@ struct ops {
   using mask = __m256i;
   static constexpr unsigned all_lanes = 0xFFu;
   static constexpr std::size_t register_bytes = 32;
+  static constexpr bool has_half_instructions = true;  // F16C
 
   static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) { return _mm256_set1_epi32(static_cast<int>(x)); }
   static MIXPREC_SIMD_INLINE vec load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
@@ -181,7 +182,8 @@ struct ops {
   }
 };
 
-#include "kernels.inl"
+#include "../kernels.inl"
+#include "half_kernels.inl"
 
 }  // namespace mixprec::detail::simd_avx2
 MIXPREC_TARGET_END

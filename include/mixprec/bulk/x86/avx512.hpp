@@ -31,6 +31,7 @@ struct ops {
   using mask = __mmask16;
   static constexpr unsigned all_lanes = 0xFFFFu;
   static constexpr std::size_t register_bytes = 64;
+  static constexpr bool has_half_instructions = true;  // F16C
 
   static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) { return _mm512_set1_epi32(static_cast<int>(x)); }
   static MIXPREC_SIMD_INLINE vec load(const void* p) { return _mm512_loadu_si512(p); }
@@ -191,7 +192,8 @@ struct ops {
   }
 };
 
-#include "kernels.inl"
+#include "../kernels.inl"
+#include "half_kernels.inl"
 
 }  // namespace mixprec::detail::simd_avx512
 #if defined(__GNUC__) && !defined(__clang__)

@@ -13,5 +13,3 @@
 #define MIXPREC_TARGET_BEGIN(isa) MIXPREC_PRAGMA(GCC push_options) MIXPREC_PRAGMA(GCC target(isa))
 #define MIXPREC_TARGET_END MIXPREC_PRAGMA(GCC pop_options)
 #endif
-
-#define MIXPREC_SIMD_INLINE inline __attribute__((always_inline))

@@ -1,5 +1,6 @@
 // The bulk conversion algorithms, written once against a vector-operations struct `ops`
-// (avx2.hpp and avx512.hpp include this file inside their own namespace and target region).
+// (x86/avx2.hpp and x86/avx512.hpp include this file inside their own namespace and target
+// region, portable.hpp with plain arrays that the compiler vectorises for any target).
 // They are the scalar fast paths of detail/convert_bits.hpp applied to `ops::width` lanes at a
 // time: every lane the vector code cannot finish exactly (NaN, infinity, overflow, results
 // below the normal range, ...) is redone by the scalar function, so each output equals
@@ -12,6 +13,8 @@
 // member of `kernels`, so the dispatcher can pass a target around as a type.
 
 struct kernels {
+  using operations = ops;
+
   // Rounds the magnitudes right by Shift bits, as detail::round_right_shift does for one value.
   // `x` carries the sign (directed modes).
   template <round_mode Mode, int Shift, int MantissaBits>
@@ -253,13 +256,6 @@ struct kernels {
       return encode_lanes<To, Mode>(x, exact);
     }
   };
-  template <int Imm>
-  struct half_instruction_lanes {
-    static MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) {
-      exact = ops::not_special_or_subnormal(x);
-      return ops::template float_to_half_lanes<Imm>(x);
-    }
-  };
 
   // float -> To for one rounding mode (see encode_groups for Scaled).
   template <class To, round_mode Mode, bool Scaled = false>
@@ -353,21 +349,6 @@ struct kernels {
     for (; i < n; ++i) out[i] = input<Scaled>(static_cast<float>(in[i]), scale);
   }
 
-  // float -> float16 by the F16C instruction (vcvtps2ph), which rounds exactly in the four IEEE
-  // modes and overflows as IEEE 754 §7.4 says (= overflow::non_finite).  It keeps NaN payloads
-  // and may treat float subnormal inputs as zero (MXCSR.DAZ): those lanes are redone by the
-  // scalar function.  The caller checks that MXCSR has neither DAZ nor FTZ set.
-  template <round_mode Mode, class To>
-  static void encode_half_instruction(const float* in, std::size_t n, To* out, bool stream) {
-    constexpr int imm = (Mode == round_mode::nearest_even  ? _MM_FROUND_TO_NEAREST_INT
-                         : Mode == round_mode::toward_zero ? _MM_FROUND_TO_ZERO
-                         : Mode == round_mode::upward      ? _MM_FROUND_TO_POS_INF
-                                                           : _MM_FROUND_TO_NEG_INF) |
-                        _MM_FROUND_NO_EXC;
-    encode_groups<To, false, half_instruction_lanes<imm>>(
-        in, n, out, stream, 1.0f, [](float x) { return convert_value<To>(x, Mode, overflow::non_finite, 0); });
-  }
-
   // Philox-4x32-10 (detail/philox.hpp) for ops::width consecutive blocks from `block`, one block
   // per lane, transposed so that random[j] holds the bits of elements 4 × block + j × width + t.
   static MIXPREC_SIMD_INLINE void philox_lanes(std::uint64_t seed, std::uint64_t block, typename ops::vec* random) {
@@ -431,13 +412,4 @@ struct kernels {
     for (; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, rest.next());
   }
 
-  // float16 -> float by the F16C instruction (vcvtph2ps): exact, NaN payloads kept with the quiet
-  // bit set, as the library's widening rule says.  The caller checks MXCSR.DAZ is clear.
-  template <class From>
-  static void decode_half_instruction(const From* in, std::size_t n, float* out, bool stream) {
-    constexpr std::size_t width = ops::width;
-    std::size_t i = 0;
-    for (; i + width <= n; i += width) ops::store(out + i, ops::load_half_as_float(in + i), stream);
-    for (; i < n; ++i) out[i] = static_cast<float>(in[i]);
-  }
 };  // struct kernels

@@ -33,6 +33,7 @@
 
 #include "all_formats.hpp"
 #include "reference_format.hpp"
+#include "sweep.hpp"
 
 #ifndef MIXPREC_MATH_EXHAUSTIVE
 #define MIXPREC_MATH_EXHAUSTIVE 0
@@ -49,22 +50,6 @@ constexpr bool exhaustive = MIXPREC_MATH_EXHAUSTIVE != 0;
 constexpr std::uint32_t unary_stride_16 = exhaustive ? 1 : 31;
 constexpr std::uint32_t pair_stride_8 = exhaustive ? 1 : 29;
 constexpr std::uint32_t random_pairs_16 = exhaustive ? (1u << 20) : (1u << 11);
-
-void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (;;) {
-        const std::size_t first = next.fetch_add(16);
-        if (first >= n) return;
-        for (std::size_t i = first; i < std::min(n, first + 16); ++i) body(i);
-      }
-    });
-  }
-  for (auto& thread : pool) thread.join();
-}
 
 real to_real(detail::double_double v) { return real(v.hi) + real(v.lo); }
 
@@ -129,7 +114,7 @@ TEST_CASE("every double-double function stays within its stated error bound on e
     for (double x : values)
       if (check.in_domain(x) && x != 0) inputs.push_back(x);
     std::vector<double> errors(inputs.size());
-    parallel_for(inputs.size(), [&](std::size_t i) {
+    mixprec_test::parallel_for(inputs.size(), 16, [&](std::size_t i) {
       const real want = check.exact(real(inputs[i]));
       const real got = to_real(check.evaluate(inputs[i]));
       errors[i] = want == 0 ? 0.0 : real(bmp::abs(real(got - want)) / bmp::abs(want)).convert_to<double>();
@@ -180,7 +165,7 @@ TEMPLATE_TEST_CASE("double-double pow stays within (|y ln x| + 1) 2^-101 on pair
     inputs.emplace_back(x, y);
   }
   std::vector<double> excess(inputs.size());  // error / bound
-  parallel_for(inputs.size(), [&](std::size_t i) {
+  mixprec_test::parallel_for(inputs.size(), 16, [&](std::size_t i) {
     const auto [x, y] = inputs[i];
     const real want = bmp::pow(real(x), real(y));
     double t = 0;
@@ -277,7 +262,7 @@ void unary_paths(const char* name, bool (*reaches_kernel)(double), Library libra
     if (reaches_kernel(mixprec_test::textbook_value(p, code))) codes.push_back(code);
   }
   std::vector<path_counts> per_code(codes.size());
-  parallel_for(codes.size(), [&](std::size_t i) {
+  mixprec_test::parallel_for(codes.size(), 16, [&](std::size_t i) {
     const double x = mixprec_test::textbook_value(p, codes[i]);
     analyse<Format>(Kernel{x}, library(from_code<T>(codes[i])).bits(), false, per_code[i], std::to_string(x));
   });
@@ -331,7 +316,7 @@ void pow_paths(const std::vector<code_pair>& pairs, const std::string& what) {
     reaching.push_back(c);
   }
   std::vector<path_counts> per_pair(reaching.size());
-  parallel_for(reaching.size(), [&](std::size_t i) {
+  mixprec_test::parallel_for(reaching.size(), 16, [&](std::size_t i) {
     const double x = mixprec_test::textbook_value(p, reaching[i].x), y = mixprec_test::textbook_value(p, reaching[i].y);
     const bool negate = x < 0 && std::fmod(y, 2.0) != 0;
     const auto library = mixprec::pow(from_code<T>(reaching[i].x), from_code<T>(reaching[i].y)).bits();
@@ -393,7 +378,7 @@ TEMPLATE_TEST_CASE("every one of the 2^32 pow pairs of a 16-bit format is decide
     value[c] = finite[c] ? mixprec_test::textbook_value(p, c) : 0.0;
   }
   std::vector<std::array<std::size_t, 4>> counts(last - first);
-  parallel_for(last - first, [&](std::size_t i) {
+  mixprec_test::parallel_for(last - first, 16, [&](std::size_t i) {
     const auto x_code = static_cast<std::uint32_t>(first + i);
     const double x = value[x_code];
     if (!finite[x_code] || x == 0 || x == 1) return;

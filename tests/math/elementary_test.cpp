@@ -27,6 +27,7 @@
 
 #include "all_formats.hpp"
 #include "reference_format.hpp"
+#include "sweep.hpp"
 
 #ifndef MIXPREC_MATH_EXHAUSTIVE
 #define MIXPREC_MATH_EXHAUSTIVE 0
@@ -42,9 +43,6 @@ using mixprec_test::format_parameters;
 using mixprec_test::reference_format;
 
 constexpr bool exhaustive = MIXPREC_MATH_EXHAUSTIVE != 0;
-// reference_format::locate scans linearly up from a hint >= -1; a hint of -2 asks for its binary
-// search.
-constexpr long binary_search = -2;
 // Codes of a 16-bit format visited by a unary sweep: all, or every 29th (the unit run).
 constexpr std::uint32_t unary_stride_16 = exhaustive ? 1 : 29;
 // Pairs of an 8-bit format: all, or every 23rd.
@@ -54,23 +52,6 @@ constexpr std::uint32_t random_pairs_16 = exhaustive ? (1u << 20) : (1u << 11);
 // Inputs within this relative distance of a rounding boundary are beyond what a 200-bit
 // evaluation decides; the oracle accepts them only with a proof of exactness.
 const real near_boundary = bmp::ldexp(real(1), -150);
-
-// Runs body(i) for i in [0, n) on every hardware thread.
-void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (;;) {
-        const std::size_t first = next.fetch_add(64);
-        if (first >= n) return;
-        for (std::size_t i = first; i < std::min(n, first + 64); ++i) body(i);
-      }
-    });
-  }
-  for (auto& thread : pool) thread.join();
-}
 
 // What a result is before it meets the format.
 struct exact_value {
@@ -155,7 +136,7 @@ class oracle {
         break;
     }
     if (v.magnitude == 0) return table_.zero(v.negative, mixprec::overflow::non_finite);
-    const auto position = table_.locate(v.magnitude, binary_search);
+    const auto position = table_.locate(v.magnitude);
     if (!v.proven_exact && !position.exact && (p_.has_subnormals || position.below >= 0)) {
       const real lower = table_.lower_value(position.below), upper = table_.upper_value(position.below);
       const real distance = bmp::abs(real(v.magnitude + v.magnitude - lower - upper));
@@ -214,7 +195,7 @@ sweep_result run_sweep(const std::vector<Case>& cases, const std::function<std::
                        const std::function<std::uint32_t(const Case&, bool*)>& expected, Describe describe) {
   std::vector<std::uint32_t> got(cases.size()), want(cases.size());
   std::vector<char> undecided(cases.size());
-  parallel_for(cases.size(), [&](std::size_t i) {
+  mixprec_test::parallel_for(cases.size(), 64, [&](std::size_t i) {
     got[i] = library(cases[i]);
     bool u = false;
     want[i] = expected(cases[i], &u);
@@ -639,8 +620,8 @@ std::uint32_t expected_fma(const code_triple& t, bool* undecided) {
     return table.zero(negative, mixprec::overflow::non_finite);
   }
   const bool negative = sum < 0;
-  return table.round(negative, table.locate(negative ? wide_real(-sum) : sum, binary_search),
-                     mixprec::rounding::nearest_even, mixprec::overflow::non_finite);
+  return table.round(negative, table.locate(negative ? wide_real(-sum) : sum), mixprec::rounding::nearest_even,
+                     mixprec::overflow::non_finite);
 }
 
 template <class T>

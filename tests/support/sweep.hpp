@@ -34,6 +34,14 @@ void parallel_ranges(std::uint64_t begin, std::uint64_t end, std::uint64_t chunk
   for (auto& thread : pool) thread.join();
 }
 
+// Calls body(i) for every i in [0, n), in chunks of `chunk`, on every hardware thread.
+template <class Body>
+void parallel_for(std::uint64_t n, std::uint64_t chunk, Body body) {
+  parallel_ranges(0, n, chunk, 0, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t i = first; i < last; ++i) body(static_cast<std::size_t>(i));
+  });
+}
+
 class stopwatch {
  public:
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }

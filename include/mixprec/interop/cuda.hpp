@@ -65,6 +65,21 @@ struct cuda_byte_type_format {
   }
 };
 
+// A 16-bit CUDA type whose code is reached through its `Raw` struct (member x).
+template <class Native, class Raw, class Format>
+struct cuda_raw_type_format {
+  using format = Format;
+  static_assert(sizeof(Native) == 2 && std::is_trivially_copyable<Native>::value,
+                "a CUDA 16-bit type is two trivially copyable bytes");
+
+  MIXPREC_HOST_DEVICE static std::uint16_t to_bits(const Native& native) noexcept { return static_cast<Raw>(native).x; }
+  MIXPREC_HOST_DEVICE static Native from_bits(std::uint16_t bits) noexcept {
+    Raw raw;
+    raw.x = bits;
+    return Native(raw);
+  }
+};
+
 }  // namespace detail
 
 namespace interop {
@@ -72,35 +87,10 @@ namespace interop {
 // __half and __nv_bfloat16 keep their code private; their __half_raw / __nv_bfloat16_raw
 // conversions (both directions, host and device) are the documented way to reach it.
 template <>
-struct native_format<__half> {
-  using format = formats::float16;
-  static_assert(sizeof(__half) == 2 && std::is_trivially_copyable<__half>::value, "__half is IEEE binary16");
-
-  MIXPREC_HOST_DEVICE static std::uint16_t to_bits(const __half& native) noexcept {
-    return static_cast<__half_raw>(native).x;
-  }
-  MIXPREC_HOST_DEVICE static __half from_bits(std::uint16_t bits) noexcept {
-    __half_raw raw;
-    raw.x = bits;
-    return __half(raw);
-  }
-};
-
+struct native_format<__half> : detail::cuda_raw_type_format<__half, __half_raw, formats::float16> {};
 template <>
-struct native_format<__nv_bfloat16> {
-  using format = formats::bfloat16;
-  static_assert(sizeof(__nv_bfloat16) == 2 && std::is_trivially_copyable<__nv_bfloat16>::value,
-                "__nv_bfloat16 is bfloat16");
-
-  MIXPREC_HOST_DEVICE static std::uint16_t to_bits(const __nv_bfloat16& native) noexcept {
-    return static_cast<__nv_bfloat16_raw>(native).x;
-  }
-  MIXPREC_HOST_DEVICE static __nv_bfloat16 from_bits(std::uint16_t bits) noexcept {
-    __nv_bfloat16_raw raw;
-    raw.x = bits;
-    return __nv_bfloat16(raw);
-  }
-};
+struct native_format<__nv_bfloat16>
+    : detail::cuda_raw_type_format<__nv_bfloat16, __nv_bfloat16_raw, formats::bfloat16> {};
 
 // OFP8 E4M3 (NaN S.1111.111, no infinity) and E5M2 (IEEE-style).
 template <>

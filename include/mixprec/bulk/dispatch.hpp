@@ -144,16 +144,21 @@ void decode_on(const From* in, std::size_t n, float* out, bool stream) {
   Target::decode_to_float(in, n, out, stream);
 }
 
-// Calls f(kernels) with the kernel set of `path` (an empty type's value).
+// Calls f(kernels) with the kernel set of `path` (an empty type's value); false, without calling
+// it, when the build has no kernels for the path (the portable path where
+// MIXPREC_PORTABLE_KERNELS is 0), and the caller runs the scalar loop.
 template <class F>
-decltype(auto) with_kernels(simd_path path, F f) {
+bool with_kernels(simd_path path, F f) {
 #if MIXPREC_X86_SIMD
-  if (path == simd_path::avx2) return f(simd_avx2::half_kernels{});
-  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) return f(simd_avx512::half_kernels{});
-#else
-  (void)path;
+  if (path == simd_path::avx2) return f(simd_avx2::half_kernels{}), true;
+  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) return f(simd_avx512::half_kernels{}), true;
 #endif
-  return f(simd_portable::kernels{});
+#if MIXPREC_PORTABLE_KERNELS
+  return f(simd_portable::kernels{}), true;
+#else
+  (void)path, (void)f;
+  return false;
+#endif
 }
 
 // Bytes of a path's vector register: the unit (and alignment) of its non-temporal stores (none
@@ -169,7 +174,7 @@ bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out
   constexpr bool encode = std::is_same<From, float>::value && has_float_kernels<To>();
   constexpr bool decode = std::is_same<To, float>::value && has_float_kernels<From>();
   if constexpr (encode || decode) {
-    with_kernels(path, [&](auto target) {
+    return with_kernels(path, [&](auto target) {
       using Target = decltype(target);
       if constexpr (encode) {
         encode_on<Target>(in, n, out, r, o, path == simd_path::avx512_bf16, stream);
@@ -177,7 +182,6 @@ bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out
         decode_on<Target>(in, n, out, stream);
       }
     });
-    return true;
   }
   (void)path, (void)in, (void)n, (void)out, (void)r, (void)o, (void)stream;
   return false;
@@ -212,22 +216,26 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
                       bool large_output) {
   constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
                               (std::is_same<To, float>::value && has_float_kernels<From>());
+  const bool has_kernels = with_kernels(path, [](auto) {});
   if constexpr (vectorised) {
-    return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
-      convert_n_vectorised(path, in + begin, end - begin, out + begin, r, o, stream);
-    });
-  } else if constexpr (has_float_kernels<From>() && has_float_kernels<To>()) {
-    // Between two minifloats: through a float block (exact), then one rounding.
-    constexpr std::size_t block = 512;
-    float staged[block];
-    for (std::size_t i = 0; i < n; i += block) {
-      const std::size_t m = n - i < block ? n - i : block;
-      convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
-      convert_n_vectorised(path, staged, m, out + i, r, o, false);
+    if (has_kernels) {
+      return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+        convert_n_vectorised(path, in + begin, end - begin, out + begin, r, o, stream);
+      });
     }
-  } else {
-    convert_n_portable(in, n, out, r, o);  // double, integers, float <-> float
+  } else if constexpr (has_float_kernels<From>() && has_float_kernels<To>()) {
+    if (has_kernels) {  // between two minifloats: through a float block (exact), then one rounding
+      constexpr std::size_t block = 512;
+      float staged[block];
+      for (std::size_t i = 0; i < n; i += block) {
+        const std::size_t m = n - i < block ? n - i : block;
+        convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
+        convert_n_vectorised(path, staged, m, out + i, r, o, false);
+      }
+      return;
+    }
   }
+  convert_n_portable(in, n, out, r, o);  // double, integers, float <-> float, or no kernels
 }
 
 // One thread's share of convert_stochastic_n: elements first ... first + n - 1 of the whole array.
@@ -235,12 +243,12 @@ template <class To>
 void stochastic_serial(simd_path path, const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
                        std::uint64_t first) {
   if constexpr (has_float_kernels<To>()) {
-    with_kernels(path, [&](auto target) { decltype(target)::encode_stochastic(in, n, out, o, seed, first); });
-  } else {
-    (void)path;
-    philox_sequence random(seed, first);
-    for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
+    if (with_kernels(path, [&](auto target) { decltype(target)::encode_stochastic(in, n, out, o, seed, first); })) {
+      return;
+    }
   }
+  philox_sequence random(seed, first);
+  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
 }
 
 // Calls run(chunk, begin, end) on the caller's thread and bulk_threads() - 1 others over
@@ -282,20 +290,22 @@ std::uint32_t quantize_serial(simd_path path, const float* in, std::size_t n, To
                               overflow o, bool large_output) {
   std::uint32_t largest = 0;
   if constexpr (has_float_kernels<To>()) {
-    with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
-      with_kernels(path, [&](auto target) {
-        const std::uint32_t part = decltype(target)::template encode_from_float<To, true>(
-            in + begin, end - begin, out + begin, r, o, stream, scale);
-        largest = std::max(largest, part);
+    if (with_kernels(path, [](auto) {})) {
+      with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+        with_kernels(path, [&](auto target) {
+          const std::uint32_t part = decltype(target)::template encode_from_float<To, true>(
+              in + begin, end - begin, out + begin, r, o, stream, scale);
+          largest = std::max(largest, part);
+        });
       });
-    });
-  } else {  // a user-defined format wider than the kernels take
-    (void)path, (void)large_output;
-    const round_mode mode = to_round_mode(r);
-    for (std::size_t i = 0; i < n; ++i) {
-      largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
-      out[i] = convert_value<To>(in[i] * scale, mode, o, 0);
+      return largest;
     }
+  }
+  // A user-defined format wider than the kernels take, or no kernels in this build.
+  const round_mode mode = to_round_mode(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
+    out[i] = convert_value<To>(in[i] * scale, mode, o, 0);
   }
   return largest;
 }
@@ -304,15 +314,15 @@ std::uint32_t quantize_serial(simd_path path, const float* in, std::size_t n, To
 template <class From>
 void dequantize_serial(simd_path path, const From* in, std::size_t n, float* out, float scale, bool large_output) {
   if constexpr (has_float_kernels<From>()) {
-    with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
-      with_kernels(path, [&](auto target) {
-        decltype(target)::template decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
+    if (with_kernels(path, [](auto) {})) {
+      return with_streaming(path, n, out, large_output, [&](std::size_t begin, std::size_t end, bool stream) {
+        with_kernels(path, [&](auto target) {
+          decltype(target)::template decode_to_float<From, true>(in + begin, end - begin, out + begin, stream, scale);
+        });
       });
-    });
-  } else {
-    (void)path, (void)large_output;
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+    }
   }
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
 }
 
 }  // namespace detail

@@ -1,8 +1,9 @@
-// The portable path: the kernels of kernels.inl over plain arrays of 16 lanes, each operation a
-// fixed-length loop that any optimising compiler turns into the target's vector instructions
-// (SSE2 on baseline x86-64, NEON on AArch64, ...).  No intrinsics, no target attributes: this is
-// what runs on CPUs and compilers the x86 paths do not cover, and it gives the same bits as
-// every other path (tests/bulk runs it as one of the paths).
+// The portable path: the kernels of kernels.inl on GCC / Clang generic vectors of 4 lanes,
+// which the compiler lowers to the target's vector instructions (SSE2 on baseline x86-64, NEON
+// on AArch64, ...).  No intrinsics, no target attributes: this is what runs on CPUs the x86
+// paths do not cover, and it gives the same bits as every other path (tests/bulk runs it as one
+// of the paths).  Other compilers (MSVC), and CUDA translation units (whose front end need not
+// know generic vectors), use the scalar loop instead: MIXPREC_PORTABLE_KERNELS is 0 there.
 //
 // Every operation is defined for every input (shifts by 32 or more give 0, as the x86
 // variable shifts do), so a lane the kernel later discards never meets undefined behaviour.
@@ -18,61 +19,60 @@
 #include "../detail/philox.hpp"
 #include "../minifloat.hpp"
 
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__)
+#define MIXPREC_PORTABLE_KERNELS 1
+#else
+#define MIXPREC_PORTABLE_KERNELS 0
+#endif
+
+#if MIXPREC_PORTABLE_KERNELS
 namespace mixprec::detail::simd_portable {
 
 struct ops {
-  static constexpr int width = 16;
-  struct vec {
-    std::uint32_t lane[width];
-  };
-  using mask = vec;  // all ones or all zeros per lane
-  static constexpr unsigned all_lanes = 0xFFFFu;
-  static constexpr std::size_t register_bytes = 64;
+  // GCC / Clang generic vectors of 16 bytes, the register of SSE2 and NEON: element-wise
+  // operators that the compiler lowers to the target's instructions (wider vectors would be
+  // split again on those targets, and passing them by value draws -Wpsabi warnings).
+  // Comparisons give all-ones / zero lanes.
+  static constexpr int width = 4;
+  typedef std::uint32_t vec __attribute__((vector_size(16)));
+  typedef std::int32_t signed_vec __attribute__((vector_size(16)));
+  typedef float float_vec __attribute__((vector_size(16)));
+  typedef std::uint64_t wide_vec __attribute__((vector_size(32)));
+  typedef std::uint8_t byte_vec __attribute__((vector_size(4)));
+  typedef std::uint16_t half_word_vec __attribute__((vector_size(8)));
+  using mask = vec;
+  static constexpr unsigned all_lanes = 0xFu;
+  static constexpr std::size_t register_bytes = 16;
   static constexpr bool has_half_instructions = false;
 
-  template <class F>
-  static MIXPREC_SIMD_INLINE vec map(F f) {
-    vec r;
-    for (int i = 0; i < width; ++i) r.lane[i] = f(i);
-    return r;
-  }
-  static MIXPREC_SIMD_INLINE std::uint32_t all_or_none(bool b) { return b ? 0xFFFFFFFFu : 0u; }
-  static MIXPREC_SIMD_INLINE std::int32_t as_signed(std::uint32_t x) { return static_cast<std::int32_t>(x); }
-  static MIXPREC_SIMD_INLINE float as_float(std::uint32_t x) { return bit_cast<float>(x); }
-
-  static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) {
-    return map([x](int) { return x; });
-  }
+  static MIXPREC_SIMD_INLINE vec set1(std::uint32_t x) { return vec{} + x; }
   static MIXPREC_SIMD_INLINE vec load(const void* p) {
     vec r;
-    std::memcpy(r.lane, p, sizeof(r.lane));
+    std::memcpy(&r, p, sizeof(r));
     return r;
   }
   // `stream` has no portable meaning: the dispatcher never asks the portable path for it.
-  static MIXPREC_SIMD_INLINE void store(void* p, vec v, bool) { std::memcpy(p, v.lane, sizeof(v.lane)); }
+  static MIXPREC_SIMD_INLINE void store(void* p, vec v, bool) { std::memcpy(p, &v, sizeof(v)); }
   template <int Bits>
   static MIXPREC_SIMD_INLINE vec load_codes(const void* p) {
-    const auto* bytes = static_cast<const unsigned char*>(p);
     if constexpr (Bits == 8) {
-      return map([bytes](int i) { return std::uint32_t{bytes[i]}; });
+      byte_vec codes;
+      std::memcpy(&codes, p, sizeof(codes));
+      return __builtin_convertvector(codes, vec);
     } else {
-      return map([bytes](int i) {
-        std::uint16_t code;
-        std::memcpy(&code, bytes + 2 * i, 2);
-        return std::uint32_t{code};
-      });
+      half_word_vec codes;
+      std::memcpy(&codes, p, sizeof(codes));
+      return __builtin_convertvector(codes, vec);
     }
   }
   template <int Bits>
   static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool) {
-    auto* bytes = static_cast<unsigned char*>(p);
-    for (int i = 0; i < width; ++i) {
-      if constexpr (Bits == 8) {
-        bytes[i] = static_cast<unsigned char>(v.lane[i]);
-      } else {
-        const auto code = static_cast<std::uint16_t>(v.lane[i]);
-        std::memcpy(bytes + 2 * i, &code, 2);
-      }
+    if constexpr (Bits == 8) {
+      const byte_vec codes = __builtin_convertvector(v, byte_vec);
+      std::memcpy(p, &codes, sizeof(codes));
+    } else {
+      const half_word_vec codes = __builtin_convertvector(v, half_word_vec);
+      std::memcpy(p, &codes, sizeof(codes));
     }
   }
   template <int Bits, std::size_t Group>
@@ -82,118 +82,90 @@ struct ops {
     }
   }
 
-  static MIXPREC_SIMD_INLINE vec and_(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] & b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec andnot(vec a, vec b) {  // ~a & b
-    return map([&](int i) { return ~a.lane[i] & b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec or_(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] | b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec xor_(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] ^ b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec or_and(vec a, vec b, vec c) {  // a | (b & c)
-    return map([&](int i) { return a.lane[i] | (b.lane[i] & c.lane[i]); });
-  }
-  static MIXPREC_SIMD_INLINE vec add(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] + b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec sub(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] - b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec min_u(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] < b.lane[i] ? a.lane[i] : b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec max_u(vec a, vec b) {
-    return map([&](int i) { return a.lane[i] > b.lane[i] ? a.lane[i] : b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec min_i(vec a, vec b) {
-    return map([&](int i) { return as_signed(a.lane[i]) < as_signed(b.lane[i]) ? a.lane[i] : b.lane[i]; });
-  }
-  static MIXPREC_SIMD_INLINE vec max_i(vec a, vec b) {
-    return map([&](int i) { return as_signed(a.lane[i]) > as_signed(b.lane[i]) ? a.lane[i] : b.lane[i]; });
-  }
+  static MIXPREC_SIMD_INLINE vec and_(vec a, vec b) { return a & b; }
+  static MIXPREC_SIMD_INLINE vec andnot(vec a, vec b) { return ~a & b; }
+  static MIXPREC_SIMD_INLINE vec or_(vec a, vec b) { return a | b; }
+  static MIXPREC_SIMD_INLINE vec xor_(vec a, vec b) { return a ^ b; }
+  static MIXPREC_SIMD_INLINE vec or_and(vec a, vec b, vec c) { return a | (b & c); }
+  static MIXPREC_SIMD_INLINE vec add(vec a, vec b) { return a + b; }
+  static MIXPREC_SIMD_INLINE vec sub(vec a, vec b) { return a - b; }
+  static MIXPREC_SIMD_INLINE vec select(mask m, vec if_set, vec if_clear) { return (m & if_set) | (~m & if_clear); }
+  static MIXPREC_SIMD_INLINE vec min_u(vec a, vec b) { return select(a < b, a, b); }
+  static MIXPREC_SIMD_INLINE vec max_u(vec a, vec b) { return select(a > b, a, b); }
+  static MIXPREC_SIMD_INLINE vec min_i(vec a, vec b) { return select(less(a, b), a, b); }
+  static MIXPREC_SIMD_INLINE vec max_i(vec a, vec b) { return select(less(b, a), a, b); }
   static MIXPREC_SIMD_INLINE std::uint32_t horizontal_max_u(vec a) {
     std::uint32_t m = 0;
-    for (int i = 0; i < width; ++i) m = a.lane[i] > m ? a.lane[i] : m;
+    for (int i = 0; i < width; ++i) m = a[i] > m ? a[i] : m;
     return m;
   }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {
-    return map([&](int i) { return a.lane[i] >> N; });
+    return a >> N;
   }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_left(vec a) {
-    return map([&](int i) { return a.lane[i] << N; });
+    return a << N;
   }
+  // Counts of 32 or more give 0, as the x86 variable shifts do.
   static MIXPREC_SIMD_INLINE vec shift_right_each(vec a, vec counts) {
-    return map([&](int i) { return counts.lane[i] < 32 ? a.lane[i] >> counts.lane[i] : 0u; });
+    return (a >> (counts & 31u)) & reinterpret_cast<vec>(counts < 32u);
   }
   static MIXPREC_SIMD_INLINE vec shift_left_each(vec a, vec counts) {
-    return map([&](int i) { return counts.lane[i] < 32 ? a.lane[i] << counts.lane[i] : 0u; });
+    return (a << (counts & 31u)) & reinterpret_cast<vec>(counts < 32u);
   }
   static MIXPREC_SIMD_INLINE vec sign_fill(vec a) {
-    return map([&](int i) { return all_or_none((a.lane[i] >> 31) != 0); });
+    return reinterpret_cast<vec>(reinterpret_cast<signed_vec>(a) >> 31);
   }
   // Signed comparisons, as on x86 (the kernels compare values below 2^31 only).
   static MIXPREC_SIMD_INLINE mask less(vec a, vec b) {
-    return map([&](int i) { return all_or_none(as_signed(a.lane[i]) < as_signed(b.lane[i])); });
+    return reinterpret_cast<mask>(reinterpret_cast<signed_vec>(a) < reinterpret_cast<signed_vec>(b));
   }
   static MIXPREC_SIMD_INLINE mask less_equal(vec a, vec b) {
-    return map([&](int i) { return all_or_none(as_signed(a.lane[i]) <= as_signed(b.lane[i])); });
+    return reinterpret_cast<mask>(reinterpret_cast<signed_vec>(a) <= reinterpret_cast<signed_vec>(b));
   }
-  static MIXPREC_SIMD_INLINE mask equal(vec a, vec b) {
-    return map([&](int i) { return all_or_none(a.lane[i] == b.lane[i]); });
-  }
-  static MIXPREC_SIMD_INLINE mask both(mask a, mask b) { return and_(a, b); }
-  static MIXPREC_SIMD_INLINE mask either(mask a, mask b) { return or_(a, b); }
-  static MIXPREC_SIMD_INLINE mask but_not(mask a, mask b) { return andnot(b, a); }
-  static MIXPREC_SIMD_INLINE vec select(mask m, vec if_set, vec if_clear) {
-    return map([&](int i) { return (m.lane[i] & if_set.lane[i]) | (~m.lane[i] & if_clear.lane[i]); });
-  }
+  static MIXPREC_SIMD_INLINE mask equal(vec a, vec b) { return reinterpret_cast<mask>(a == b); }
+  static MIXPREC_SIMD_INLINE mask both(mask a, mask b) { return a & b; }
+  static MIXPREC_SIMD_INLINE mask either(mask a, mask b) { return a | b; }
+  static MIXPREC_SIMD_INLINE mask but_not(mask a, mask b) { return a & ~b; }
   static MIXPREC_SIMD_INLINE unsigned lanes(mask m) {
     unsigned bits = 0;
-    for (int i = 0; i < width; ++i) bits |= (m.lane[i] & 1u) << i;
+    for (int i = 0; i < width; ++i) bits |= (m[i] & 1u) << i;
     return bits;
   }
   // Float arithmetic on the lanes' bits: one IEEE operation each, as in the scalar code.
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
-    return map([&](int i) { return bit_cast<std::uint32_t>(as_float(float_bits.lane[i]) * factor); });
+    return reinterpret_cast<vec>(reinterpret_cast<float_vec>(float_bits) * factor);
   }
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
-    return map([&](int i) { return bit_cast<std::uint32_t>(static_cast<float>(as_signed(a.lane[i])) * scale); });
+    return reinterpret_cast<vec>(__builtin_convertvector(reinterpret_cast<signed_vec>(a), float_vec) * scale);
   }
   // round(float lanes × scale) to integers, to nearest even or toward zero, whatever the
   // floating-point environment's rounding mode (the kernels call it for |values| < 2^24, where
   // the product and the difference below are exact).
   template <bool TowardZero>
   static MIXPREC_SIMD_INLINE vec round_scaled_to_int(vec float_bits, float scale) {
-    return map([&](int i) {
-      const float scaled = as_float(float_bits.lane[i]) * scale;
-      auto truncated = static_cast<std::int32_t>(scaled);
-      if (!TowardZero) {
-        const float rest = scaled - static_cast<float>(truncated);
-        truncated += rest > 0.5f || (rest == 0.5f && (truncated & 1) != 0) ? 1 : 0;
-      }
-      return static_cast<std::uint32_t>(truncated);
-    });
+    const float_vec scaled = reinterpret_cast<float_vec>(float_bits) * scale;
+    const signed_vec truncated = __builtin_convertvector(scaled, signed_vec);  // toward zero
+    if constexpr (TowardZero) {
+      return reinterpret_cast<vec>(truncated);
+    } else {
+      const float_vec rest = scaled - __builtin_convertvector(truncated, float_vec);
+      const signed_vec odd = truncated & 1;
+      const signed_vec up = (rest > 0.5f) | ((rest == 0.5f) & (odd != 0));  // -1 where rounding up
+      return reinterpret_cast<vec>(truncated - up);
+    }
   }
   // Philox-4x32 (kernels::philox_lanes): the 64-bit product's halves, lane numbers, and the
   // transposition from one block per lane to consecutive words (see x86/avx512.hpp).
-  static MIXPREC_SIMD_INLINE vec multiply_low(vec a, std::uint32_t m) {
-    return map([&](int i) { return a.lane[i] * m; });
-  }
+  static MIXPREC_SIMD_INLINE vec multiply_low(vec a, std::uint32_t m) { return a * m; }
   static MIXPREC_SIMD_INLINE vec multiply_high(vec a, std::uint32_t m) {
-    return map([&](int i) { return static_cast<std::uint32_t>((std::uint64_t{a.lane[i]} * m) >> 32); });
+    return __builtin_convertvector((__builtin_convertvector(a, wide_vec) * std::uint64_t{m}) >> 32, vec);
   }
-  static MIXPREC_SIMD_INLINE vec lane_numbers() {
-    return map([](int i) { return static_cast<std::uint32_t>(i); });
-  }
+  static MIXPREC_SIMD_INLINE vec lane_numbers() { return vec{0, 1, 2, 3}; }
   static MIXPREC_SIMD_INLINE void transpose_blocks(const vec* w, vec* e) {
     for (int j = 0; j < 4; ++j) {
-      e[j] = map([&](int t) { return w[(width * j + t) % 4].lane[(width * j + t) / 4]; });
+      for (int t = 0; t < width; ++t) e[j][t] = w[(width * j + t) % 4][(width * j + t) / 4];
     }
   }
 };
@@ -201,3 +173,4 @@ struct ops {
 #include "kernels.inl"
 
 }  // namespace mixprec::detail::simd_portable
+#endif

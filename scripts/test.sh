@@ -46,14 +46,14 @@ ctest --test-dir build/ci-release17 -L 'exhaustive|reference' -LE exhaustive_ful
 
 stage "Release, C++20: build"
 configure build/ci-release20 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=20 -DMIXPREC_CUDA=OFF \
-  -DMIXPREC_BUILD_BENCHMARKS=OFF
+  -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_SWEEPS=OFF
 build build/ci-release20
 stage "Release, C++20: unit tests"
 ctest --test-dir build/ci-release20 -L unit -j"$jobs" --output-on-failure
 
 stage "AddressSanitizer + UndefinedBehaviorSanitizer, C++17: build"
 configure build/ci-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
-  -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF
+  -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_SWEEPS=OFF
 build build/ci-sanitize
 stage "Sanitizers: unit tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

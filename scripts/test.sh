@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and tests mixprec exactly as CI does (.ci/run calls this script):
-#   1. formatting (clang-format) of every tracked source
+#   1. formatting (clang-format) of every tracked source; clang-tidy (.clang-tidy) after the build
 #   2. Release, C++17, warnings as errors, CUDA on if nvcc is installed:
 #      every label CI runs: unit, exhaustive (the CI subset), reference, install
 #   3. Release, C++20, warnings as errors: unit
@@ -37,8 +37,12 @@ build() { cmake --build "$1" -j"$jobs"; }
 
 mkdir -p build
 stage "Release, C++17 (CUDA $cuda): build"
-configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=$cuda
+configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=$cuda \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 build build/ci-release17
+stage "clang-tidy (.clang-tidy) over the examples, which include every host header"
+clang-tidy -p build/ci-release17 --quiet --extra-arg=-std=c++17 examples/readme_tour/readme_tour.cpp \
+  examples/format_table/format_table.cpp
 stage "Release, C++17: unit, install and MPI tests"
 ctest --test-dir build/ci-release17 -L 'unit|install|mpi' -j"$jobs" --output-on-failure
 stage "Release, C++17: exhaustive (CI subset) and reference tests"

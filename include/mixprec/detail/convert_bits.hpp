@@ -79,7 +79,8 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr typename format_traits<To>::s
   //    mantissa.  (This is the whole of fp16/bf16/fp8 -> float.)
   if constexpr (is_normal_widening<From, To>) {
     if (field >= from::min_normal_field) {
-      const auto to_field = static_cast<std::uint64_t>(field - from::bias + to::bias);
+      const int target_field = field - from::bias + to::bias;  // >= 1: To's normal range holds From's
+      const auto to_field = static_cast<std::uint64_t>(target_field);
       return codes::with_sign(
           negative, (to_field << to::mantissa_bits) | (mantissa << (to::mantissa_bits - from::mantissa_bits)));
     }

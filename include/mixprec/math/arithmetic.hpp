@@ -12,6 +12,8 @@
 // is the correctly rounded x × y + z (Boldo & Melquiond, IEEE Trans. Computers 57(4), 2008).
 #pragma once
 
+#include <type_traits>
+
 #include "../minifloat.hpp"
 #include "basic.hpp"
 #include "correct_rounding.hpp"
@@ -36,7 +38,8 @@ template <class Format>
 MIXPREC_HOST_DEVICE minifloat<Format> fma(minifloat<Format> x, minifloat<Format> y, minifloat<Format> z) noexcept {
   using T = minifloat<Format>;
   // arithmetic_type_of rejects formats whose products double cannot hold exactly.
-  static_assert(sizeof(typename detail::arithmetic_type_of<Format>::type) > 0, "");
+  static_assert(std::is_floating_point<typename detail::arithmetic_type_of<Format>::type>::value,
+                "fma computes the product in double");
   if (isnan(x) || isnan(y)) return detail::first_nan(x, y);
   if (isnan(z)) return detail::quieted(z);
   const double product = static_cast<double>(x) * static_cast<double>(y);  // exact

@@ -21,16 +21,6 @@ namespace {
 using namespace mixprec;
 using mixprec_test::all_overflows;
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = list.find(',', start);
-    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) return out;
-    start = comma + 1;
-  }
-}
-
 // The kernel paths this CPU has (the portable kernels always; the scalar functions are what
 // they are compared with).
 std::vector<simd_path> vector_paths() {
@@ -111,16 +101,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--types" && i + 1 < argc) {
-      types = split(argv[++i]);
+      types = mixprec_test::split(argv[++i]);
     } else if (arg == "--modes" && i + 1 < argc) {
       const std::string list = argv[++i];
       modes.clear();
       for (rounding r : mixprec_test::all_roundings) {
-        for (const std::string& m : split(list)) {
+        for (const std::string& m : mixprec_test::split(list)) {
           if (m == "all" || m == to_string(r)) modes.push_back(r);
         }
       }
-      for (const std::string& m : split(list)) stochastic = stochastic || m == "all" || m == "stochastic";
+      for (const std::string& m : mixprec_test::split(list)) stochastic = stochastic || m == "all" || m == "stochastic";
     } else if (arg == "--stride" && i + 1 < argc) {
       stride = std::max<std::uint64_t>(1, std::stoull(argv[++i]));
     } else if (arg == "--threads" && i + 1 < argc) {

@@ -42,6 +42,17 @@ void parallel_for(std::uint64_t n, std::uint64_t chunk, Body body) {
   });
 }
 
+// The items of a comma-separated list (command-line options of the sweep programs).
+inline std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 class stopwatch {
  public:
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }

@@ -8,16 +8,7 @@
 // comparisons; the arithmetic sweep adds -, × and ÷.
 #pragma once
 
-// GCC 12 sees a false "may be used uninitialized" inside Boost's integer code when it inlines
-// it at -O2 and above; the warning belongs to Boost's header, not to the tests.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <boost/multiprecision/cpp_int.hpp>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include "boost_cpp_int.hpp"
 
 #include <cmath>
 #include <cstdint>

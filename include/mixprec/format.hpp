@@ -160,7 +160,9 @@ std::string format_name() {
     return std::string(Format::name);
   } else {
     using traits = format_traits<Format>;
-    std::string name = "e" + std::to_string(traits::exponent_bits) + "m" + std::to_string(traits::mantissa_bits);
+    // Built by append: GCC 12 in C++20 reports a false -Wrestrict for "literal" + std::string&&.
+    std::string name(1, 'e');
+    name.append(std::to_string(traits::exponent_bits)).append(1, 'm').append(std::to_string(traits::mantissa_bits));
     if (traits::specials == special_encoding::nan_all_ones || traits::specials == special_encoding::none) name += "fn";
     if (traits::specials == special_encoding::nan_negative_zero) name += "fnuz";
     if (!traits::is_signed) name += "u";

@@ -21,7 +21,13 @@ inline std::string number_text(double x) {
 inline std::string number_text(std::int64_t x) { return std::to_string(x); }
 
 // A JSON number; JSON has no infinity or NaN, so those become the strings "inf", "-inf", "nan".
-inline std::string json_number(double x) { return std::isfinite(x) ? number_text(x) : "\"" + number_text(x) + "\""; }
+// (Built by append: GCC 12 in C++20 reports a false -Wrestrict for "literal" + std::string&&.)
+inline std::string json_number(double x) {
+  if (std::isfinite(x)) return number_text(x);
+  std::string quoted(1, '"');
+  quoted.append(number_text(x)).push_back('"');
+  return quoted;
+}
 
 // A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
 inline std::string json_string(const std::string& s) {

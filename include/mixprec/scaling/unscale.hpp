@@ -15,8 +15,9 @@
 // exactly 1 nothing is multiplied or written: the pass only checks (no_scaling, static scale 1).
 //
 // The float loop works in blocks of a fixed number of elements so that the compiler vectorises
-// it (an OR-reduction of the exponent test beside the multiply); a SIMD path (bulk/) can take
-// over detail::unscale_block one day without changing anything above it.  Large calls can be
+// it (an OR-reduction of the exponent test beside the multiply); on x86 it is compiled for each
+// bulk SIMD path (portable = the baseline's SSE2, AVX2, AVX-512) and the active path
+// (bulk/simd_path.hpp) picks one.  bfloat16/float16 gradients take the scalar loop.  Large calls can be
 // split over threads (unscale_options::threads); results do not depend on the split.
 #pragma once
 
@@ -29,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "../bulk/simd_path.hpp"
+#include "../bulk/x86/target.hpp"
 #include "../convert.hpp"
 #include "../detail/bits.hpp"
 #include "../errors.hpp"
@@ -109,12 +112,86 @@ inline std::uint32_t unscale_block(float* g, float inv_scale) noexcept {
 }
 
 template <bool Multiply>
-inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
+inline bool unscale_float_portable(float* g, std::size_t n, float inv_scale) noexcept {
   std::uint32_t flags = 0;
   std::size_t i = 0;
   for (; i + unscale_block_size <= n; i += unscale_block_size) flags |= unscale_block<Multiply>(g + i, inv_scale);
   flags |= unscale_float_range<Multiply>(g + i, n - i, inv_scale);
   return flags == 0;
+}
+
+}  // namespace detail
+}  // namespace mixprec
+
+// The same loop compiled for AVX2 (8 lanes) and AVX-512 (16 lanes), chosen at run time by the
+// bulk SIMD path (bulk/simd_path.hpp: active_simd_path(), force_simd_path()).  The multiply is
+// one IEEE float multiply per element on every path, so every path gives the same bits.
+#if MIXPREC_X86_SIMD
+#define MIXPREC_UNSCALE_KERNEL                                                      \
+  template <bool Multiply>                                                          \
+  inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {    \
+    std::uint32_t flags = 0;                                                        \
+    std::size_t i = 0;                                                              \
+    for (; i + unscale_block_size <= n; i += unscale_block_size) {                  \
+      for (std::size_t j = 0; j < unscale_block_size; ++j) {                        \
+        const float x = g[i + j];                                                   \
+        std::uint32_t bits;                                                         \
+        __builtin_memcpy(&bits, &x, sizeof bits);                                   \
+        flags |= static_cast<std::uint32_t>((bits & 0x7F80'0000u) == 0x7F80'0000u); \
+        if constexpr (Multiply) g[i + j] = x * inv_scale;                           \
+      }                                                                             \
+    }                                                                               \
+    for (; i < n; ++i) {                                                            \
+      const float x = g[i];                                                         \
+      std::uint32_t bits;                                                           \
+      __builtin_memcpy(&bits, &x, sizeof bits);                                     \
+      flags |= static_cast<std::uint32_t>((bits & 0x7F80'0000u) == 0x7F80'0000u);   \
+      if constexpr (Multiply) g[i] = x * inv_scale;                                 \
+    }                                                                               \
+    return flags == 0;                                                              \
+  }
+MIXPREC_TARGET_BEGIN("avx2,fma")
+namespace mixprec::detail::unscale_avx2 {
+using mixprec::detail::unscale_block_size;
+MIXPREC_UNSCALE_KERNEL
+}  // namespace mixprec::detail::unscale_avx2
+MIXPREC_TARGET_END
+MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
+namespace mixprec::detail::unscale_avx512 {
+using mixprec::detail::unscale_block_size;
+MIXPREC_UNSCALE_KERNEL
+}  // namespace mixprec::detail::unscale_avx512
+MIXPREC_TARGET_END
+#undef MIXPREC_UNSCALE_KERNEL
+#endif
+
+namespace mixprec {
+namespace detail {
+
+// The path for this call: active_simd_path(), or portable if MIXPREC_SIMD_PATH is invalid
+// (bulk conversion reports that; unscaling must not fail for it).
+inline simd_path unscale_simd_path() noexcept {
+  try {
+    return active_simd_path();
+  } catch (...) {
+    return simd_path::portable;
+  }
+}
+
+template <bool Multiply>
+inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
+#if MIXPREC_X86_SIMD
+  switch (unscale_simd_path()) {
+    case simd_path::avx512:
+    case simd_path::avx512_bf16:
+      return unscale_avx512::unscale_float<Multiply>(g, n, inv_scale);
+    case simd_path::avx2:
+      return unscale_avx2::unscale_float<Multiply>(g, n, inv_scale);
+    case simd_path::portable:
+      break;
+  }
+#endif
+  return unscale_float_portable<Multiply>(g, n, inv_scale);
 }
 
 // bfloat16 / float16: widen exactly, check, multiply in float, round back once.

@@ -1,0 +1,156 @@
+// Fused unscale + inf/NaN check (scaling/unscale.hpp) over 64 Mi floats (256 MiB), as one array
+// and as 1000 arrays of mixed sizes totalling 64 Mi, against:
+//   inplace_pass    an in-place load-multiply-store pass over the same bytes, no check (the limit)
+//   naive_two_pass  an isfinite loop over everything, then a multiply loop
+//   per_tensor      per array: an isfinite loop, then a multiply loop (a framework's CPU loop)
+// Arguments: threads (1, 2).  The multiplier alternates between 0.5 and 2 so that the values
+// stay in range; bytes_per_second counts the array once (4 bytes per element).
+//   build-scaling/benchmarks/unscale_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <mixprec/scaling/unscale.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr std::size_t total = std::size_t{64} << 20;
+
+std::vector<float>& buffer() {
+  static std::vector<float> data = [] {
+    std::vector<float> v(total);
+    std::mt19937 g(1);
+    std::uniform_real_distribution<float> d(-1000.f, 1000.f);
+    for (float& x : v) x = d(g);
+    return v;
+  }();
+  return data;
+}
+
+// 1000 arrays of mixed sizes (from a few elements to ~0.5 Mi) covering the buffer exactly.
+std::vector<mixprec::gradient_view> many_views() {
+  std::vector<float>& data = buffer();
+  std::mt19937 g(2);
+  std::vector<double> weights(1000);
+  double sum = 0;
+  for (double& w : weights) sum += (w = std::pow(10.0, std::uniform_real_distribution<double>(0, 4)(g)));
+  std::vector<mixprec::gradient_view> views;
+  std::size_t offset = 0;
+  for (std::size_t a = 0; a < weights.size(); ++a) {
+    const std::size_t n = a + 1 == weights.size()
+                              ? total - offset
+                              : static_cast<std::size_t>(weights[a] / sum * static_cast<double>(total));
+    views.emplace_back(data.data() + offset, n);
+    offset += n;
+  }
+  return views;
+}
+
+std::vector<mixprec::gradient_view> views_for(bool many) {
+  return many ? many_views() : std::vector<mixprec::gradient_view>{mixprec::gradient_view(buffer().data(), total)};
+}
+
+float multiplier(std::int64_t iteration) { return iteration % 2 == 0 ? 0.5f : 2.0f; }
+
+void multiply_range(float* g, std::size_t n, float s) {
+  for (std::size_t i = 0; i < n; ++i) g[i] *= s;
+}
+
+void inplace_pass(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  const auto threads = static_cast<unsigned>(state.range(0));
+  std::int64_t it = 0;
+  for (auto _ : state) {
+    float s = multiplier(it++);
+    benchmark::DoNotOptimize(s);
+    // the same bytes split into `threads` equal shares of the concatenation
+    std::vector<std::thread> workers;
+    const std::size_t share = total / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+      const auto work = [&views, s, t, share, threads] {
+        const std::size_t first = t * share, last = t + 1 == threads ? total : first + share;
+        std::size_t offset = 0;
+        for (const auto& v : views) {
+          const std::size_t b = std::max(first, offset), e = std::min(last, offset + v.size());
+          if (b < e) multiply_range(static_cast<float*>(v.data()) + (b - offset), e - b, s);
+          offset += v.size();
+        }
+      };
+      if (t + 1 == threads) {
+        work();
+      } else {
+        workers.emplace_back(work);
+      }
+    }
+    for (auto& w : workers) w.join();
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+}
+
+void fused(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  mixprec::unscale_options options;
+  options.threads = static_cast<unsigned>(state.range(0));
+  std::int64_t it = 0;
+  for (auto _ : state) {
+    const bool finite = mixprec::unscale_and_check(views.data(), views.size(), multiplier(it++), options);
+    benchmark::DoNotOptimize(finite);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+}
+
+bool two_pass(float* g, std::size_t n, float s) {
+  bool finite = true;
+  for (std::size_t i = 0; i < n; ++i) finite &= std::isfinite(g[i]);
+  multiply_range(g, n, s);
+  return finite;
+}
+
+void naive_two_pass(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  std::int64_t it = 0;
+  for (auto _ : state) {
+    float s = multiplier(it++);
+    benchmark::DoNotOptimize(s);
+    bool finite = true;
+    for (const auto& v : views) {
+      for (std::size_t i = 0; i < v.size(); ++i) finite &= std::isfinite(static_cast<float*>(v.data())[i]);
+    }
+    for (const auto& v : views) multiply_range(static_cast<float*>(v.data()), v.size(), s);
+    benchmark::DoNotOptimize(finite);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+}
+
+void per_tensor(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  std::int64_t it = 0;
+  for (auto _ : state) {
+    float s = multiplier(it++);
+    benchmark::DoNotOptimize(s);
+    bool finite = true;
+    for (const auto& v : views) finite &= two_pass(static_cast<float*>(v.data()), v.size(), s);
+    benchmark::DoNotOptimize(finite);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(inplace_pass, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(naive_two_pass, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(inplace_pass, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(naive_two_pass, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(per_tensor, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();

@@ -2,13 +2,16 @@
 // avx512_bf16; bulk/simd_path.hpp force_simd_path): float unscale is bit-exact against
 // g * float(1.0 / double(scale)) for every length 0..300 and several misalignments, found_inf
 // is right for inf and NaN at the first element, the last, inside the vector tail, and in the
-// 1000th of 1000 arrays, with zero-length arrays in the list; bfloat16/float16 gradients too.
+// 1000th of 1000 arrays, with zero-length arrays in the list; bfloat16/float16 gradients give the
+// scalar rule's bits for every 16-bit code under every rounding mode.
 #include <mixprec/bulk/simd_path.hpp>
 #include <mixprec/convert.hpp>
 #include <mixprec/scaling/unscale.hpp>
 #include <mixprec/types.hpp>
 
 #include <catch2/catch.hpp>
+
+#include "float_gradients.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -20,24 +23,6 @@
 using namespace mixprec;
 
 namespace {
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-std::vector<float> finite_gradients(std::size_t n, std::uint32_t seed) {
-  std::mt19937 generator(seed);
-  std::vector<float> out(n);
-  for (auto& x : out) {
-    do {
-      const auto bits = static_cast<std::uint32_t>(generator());
-      std::memcpy(&x, &bits, 4);
-    } while (!std::isfinite(x));
-  }
-  return out;
-}
 
 std::vector<simd_path> available_paths() {
   std::vector<simd_path> paths;
@@ -124,33 +109,84 @@ TEST_CASE("1000 arrays on every SIMD path: the inf in the 1000th is found; zero-
   }
 }
 
-TEST_CASE("bfloat16 and float16 unscale agree with the scalar rule on every SIMD path", "[unscale][simd]") {
+namespace {
+
+// The scalar rule for a narrow gradient: widen exactly, multiply in float, round back once.
+template <class T>
+T unscaled_by_rule(T g, float inv, rounding r) {
+  return convert<T>(static_cast<float>(g) * inv, r);
+}
+
+// Every 16-bit code (all NaN payloads, subnormals, both infinities) in one array, unscaled on
+// every path with every rounding mode: the result must be the rule's bits, and found_inf must be
+// set (the array holds infinities and NaNs); then the finite codes alone must come back finite.
+template <class T>
+void check_narrow_unscale_every_code() {
+  std::vector<T> all, finite;
+  for (std::uint32_t c = 0; c <= 0xFFFF; ++c) {
+    const T x = T::from_bits(static_cast<std::uint16_t>(c));
+    all.push_back(x);
+    if (std::isfinite(static_cast<float>(x))) finite.push_back(x);
+  }
   for (simd_path p : available_paths()) {
     path_guard guard(p);
     INFO("path " << to_string(p));
-    const std::vector<float> source = finite_gradients(257, 11);
-    std::size_t mismatches = 0;
-    for (float scale : {65536.f, 3.f, 0x1p-20f}) {
-      const float inv = inverse_scale(scale);
-      std::vector<bfloat16> b;
-      std::vector<float16> h;
-      for (float x : source) {
-        b.push_back(convert<bfloat16>(x, rounding::nearest_even));
-        h.push_back(convert<float16>(x, rounding::nearest_even));
-      }
-      const std::vector<bfloat16> b0 = b;
-      const std::vector<float16> h0 = h;
-      unscale_and_check(b.data(), b.size(), inv);
-      unscale_and_check(h.data(), h.size(), inv);
-      for (std::size_t i = 0; i < source.size(); ++i) {
-        const bfloat16 eb = convert<bfloat16>(static_cast<float>(b0[i]) * inv, rounding::nearest_even);
-        const float16 eh = convert<float16>(static_cast<float>(h0[i]) * inv, rounding::nearest_even);
-        const float rb = static_cast<float>(b[i]), reb = static_cast<float>(eb);
-        const float rh = static_cast<float>(h[i]), reh = static_cast<float>(eh);
-        if (!(bits_of(rb) == bits_of(reb) || (std::isnan(rb) && std::isnan(reb)))) ++mismatches;
-        if (!(bits_of(rh) == bits_of(reh) || (std::isnan(rh) && std::isnan(reh)))) ++mismatches;
+    for (rounding r : {rounding::nearest_even, rounding::nearest_away, rounding::toward_zero, rounding::upward,
+                       rounding::downward, rounding::to_odd}) {
+      INFO("rounding " << static_cast<int>(r));
+      for (float scale : {65536.f, 3.f, 0x1p-20f, 1.f}) {
+        const float inv = inverse_scale(scale);
+        unscale_options options;
+        options.gradient_rounding = r;
+        std::size_t mismatches = 0;
+        // Offsets 0 and 3: the block boundaries of the kernels fall on different codes.
+        for (std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
+          std::vector<T> g(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
+          CHECK_FALSE(unscale_and_check(g.data(), g.size(), inv, options));
+          for (std::size_t i = 0; i < g.size(); ++i) {
+            const T expected = inv == 1.f ? all[offset + i] : unscaled_by_rule(all[offset + i], inv, r);
+            if (g[i].bits() != expected.bits()) ++mismatches;
+          }
+        }
+        CHECK(mismatches == 0);
+        std::vector<T> f = finite;
+        CHECK(unscale_and_check(f.data(), f.size(), inv, options));
       }
     }
-    CHECK(mismatches == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bfloat16 unscale gives the scalar rule's bits for every code, mode and path", "[unscale][simd]") {
+  check_narrow_unscale_every_code<bfloat16>();
+}
+
+TEST_CASE("float16 unscale gives the scalar rule's bits for every code, mode and path", "[unscale][simd]") {
+  check_narrow_unscale_every_code<float16>();
+}
+
+TEST_CASE("a narrow gradient's inf or NaN is found at the first, the last and a block-edge position",
+          "[unscale][simd]") {
+  for (simd_path p : available_paths()) {
+    path_guard guard(p);
+    INFO("path " << to_string(p));
+    for (std::size_t n :
+         {std::size_t{1}, std::size_t{17}, std::size_t{511}, std::size_t{512}, std::size_t{513}, std::size_t{1500}}) {
+      for (std::size_t at : {std::size_t{0}, n / 2, n - 1, std::min(n - 1, std::size_t{512})}) {
+        for (float bad : non_finite) {
+          std::vector<bfloat16> b(n, bfloat16(1.5f));
+          std::vector<float16> h(n, float16(1.5f));
+          b[at] = convert<bfloat16>(bad);
+          h[at] = convert<float16>(bad);
+          INFO("n " << n << " at " << at << " value " << bad);
+          CHECK_FALSE(unscale_and_check(b.data(), n, 0.5f));
+          CHECK_FALSE(unscale_and_check(h.data(), n, 0.5f));
+          CHECK_FALSE(unscale_and_check(b.data(), n, 1.f));
+          CHECK_FALSE(unscale_and_check(h.data(), n, 1.f));
+          if (n > 1) CHECK(static_cast<float>(b[at == 0 ? n - 1 : 0]) == 0.75f);  // the others were unscaled
+        }
+      }
+    }
   }
 }

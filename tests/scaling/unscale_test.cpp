@@ -9,6 +9,8 @@
 #include <Eigen/Core>
 #include <catch2/catch.hpp>
 
+#include "float_gradients.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -22,25 +24,6 @@ namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float quiet_nan = std::numeric_limits<float>::quiet_NaN();
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-// Finite floats of every magnitude, signs and zeros, subnormals included.
-std::vector<float> finite_gradients(std::size_t n, std::uint32_t seed) {
-  std::mt19937 generator(seed);
-  std::vector<float> out(n);
-  for (auto& x : out) {
-    do {
-      const auto bits = static_cast<std::uint32_t>(generator());
-      std::memcpy(&x, &bits, 4);
-    } while (!std::isfinite(x));
-  }
-  return out;
-}
 
 // The scales training meets: powers of two across the range, and arbitrary values whose
 // reciprocal is inexact.

@@ -412,4 +412,33 @@ struct kernels {
     for (; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, rest.next());
   }
 
+  // In place, g[i] = g[i] × factor with one float multiply per element (when Multiply), and the
+  // largest |g[i]| before it returned as float bits, NaN bits winning (as encode_groups): the
+  // fused unscale and inf/NaN check of loss scaling (scaling/unscale.hpp).
+  template <bool Multiply>
+  static std::uint32_t multiply_in_place(float* g, std::size_t n, float factor) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width;
+    const vec absolute = ops::set1(0x7FFFFFFFu);
+    vec largest = ops::set1(0);
+    std::size_t i = 0;
+    for (; i + 4 * width <= n; i += 4 * width) {  // four vectors per step: one loop branch per 4 loads
+      for (std::size_t k = 0; k < 4; ++k) {
+        const vec x = ops::load(g + i + k * width);
+        largest = ops::max_u(largest, ops::and_(x, absolute));
+        if constexpr (Multiply) ops::store(g + i + k * width, ops::multiply_float(x, factor), false);
+      }
+    }
+    for (; i + width <= n; i += width) {
+      const vec x = ops::load(g + i);
+      largest = ops::max_u(largest, ops::and_(x, absolute));
+      if constexpr (Multiply) ops::store(g + i, ops::multiply_float(x, factor), false);
+    }
+    std::uint32_t result = ops::horizontal_max_u(largest);
+    for (; i < n; ++i) {
+      result = std::max(result, bit_cast<std::uint32_t>(g[i]) & 0x7FFFFFFFu);
+      if constexpr (Multiply) g[i] = g[i] * factor;
+    }
+    return result;
+  }
 };  // struct kernels

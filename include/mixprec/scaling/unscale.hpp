@@ -14,10 +14,10 @@
 // rounded back (nearest-even there; here the mode in unscale_options).  When inv_scale is
 // exactly 1 nothing is multiplied or written: the pass only checks (no_scaling, static scale 1).
 //
-// The float loop works in blocks of a fixed number of elements so that the compiler vectorises
-// it (an OR-reduction of the exponent test beside the multiply); on x86 it is compiled for each
-// bulk SIMD path (portable = the baseline's SSE2, AVX2, AVX-512) and the active path
-// (bulk/simd_path.hpp) picks one.  bfloat16/float16 gradients take the scalar loop.  Large calls can be
+// float gradients run on the bulk kernels of the active SIMD path (bulk/simd_path.hpp:
+// portable, AVX2, AVX-512; bulk/kernels.inl multiply_in_place: the exponent test as a running
+// maximum of |g| beside the multiply); bfloat16/float16 gradients are decoded to float blocks,
+// then multiplied and re-encoded by the same kernels as quantize_n.  Large calls can be
 // split over threads (unscale_options::threads); results do not depend on the split.
 #pragma once
 
@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "../bulk/dispatch.hpp"
 #include "../bulk/simd_path.hpp"
-#include "../bulk/x86/target.hpp"
 #include "../convert.hpp"
 #include "../detail/bits.hpp"
 #include "../errors.hpp"
@@ -79,95 +79,6 @@ constexpr std::size_t unscale_elements_per_thread = std::size_t{1} << 18;
 
 namespace detail {
 
-// Elements per vectorised block: a multiple of every SIMD width (16 floats in AVX-512).
-constexpr std::size_t unscale_block_size = 64;
-
-// 1 for inf and NaN (exponent all ones), 0 otherwise: the test PyTorch makes with isfinite.
-inline std::uint32_t non_finite_bit(float x) noexcept {
-  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & 0x7F80'0000u) == 0x7F80'0000u);
-}
-
-template <bool Multiply>
-inline std::uint32_t unscale_float_range(float* g, std::size_t n, float inv_scale) noexcept {
-  std::uint32_t flags = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = g[i];
-    flags |= non_finite_bit(x);
-    if constexpr (Multiply) g[i] = x * inv_scale;
-  }
-  return flags;
-}
-
-// One block of unscale_block_size floats; the count is a constant, so the loop vectorises even
-// under GCC's -O2 cost model.
-template <bool Multiply>
-inline std::uint32_t unscale_block(float* g, float inv_scale) noexcept {
-  std::uint32_t flags = 0;
-  for (std::size_t i = 0; i < unscale_block_size; ++i) {
-    const float x = g[i];
-    flags |= non_finite_bit(x);
-    if constexpr (Multiply) g[i] = x * inv_scale;
-  }
-  return flags;
-}
-
-template <bool Multiply>
-inline bool unscale_float_portable(float* g, std::size_t n, float inv_scale) noexcept {
-  std::uint32_t flags = 0;
-  std::size_t i = 0;
-  for (; i + unscale_block_size <= n; i += unscale_block_size) flags |= unscale_block<Multiply>(g + i, inv_scale);
-  flags |= unscale_float_range<Multiply>(g + i, n - i, inv_scale);
-  return flags == 0;
-}
-
-}  // namespace detail
-}  // namespace mixprec
-
-// The same loop compiled for AVX2 (8 lanes) and AVX-512 (16 lanes), chosen at run time by the
-// bulk SIMD path (bulk/simd_path.hpp: active_simd_path(), force_simd_path()).  The multiply is
-// one IEEE float multiply per element on every path, so every path gives the same bits.
-#if MIXPREC_X86_SIMD
-#define MIXPREC_UNSCALE_KERNEL                                                      \
-  template <bool Multiply>                                                          \
-  inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {    \
-    std::uint32_t flags = 0;                                                        \
-    std::size_t i = 0;                                                              \
-    for (; i + unscale_block_size <= n; i += unscale_block_size) {                  \
-      for (std::size_t j = 0; j < unscale_block_size; ++j) {                        \
-        const float x = g[i + j];                                                   \
-        std::uint32_t bits;                                                         \
-        __builtin_memcpy(&bits, &x, sizeof bits);                                   \
-        flags |= static_cast<std::uint32_t>((bits & 0x7F80'0000u) == 0x7F80'0000u); \
-        if constexpr (Multiply) g[i + j] = x * inv_scale;                           \
-      }                                                                             \
-    }                                                                               \
-    for (; i < n; ++i) {                                                            \
-      const float x = g[i];                                                         \
-      std::uint32_t bits;                                                           \
-      __builtin_memcpy(&bits, &x, sizeof bits);                                     \
-      flags |= static_cast<std::uint32_t>((bits & 0x7F80'0000u) == 0x7F80'0000u);   \
-      if constexpr (Multiply) g[i] = x * inv_scale;                                 \
-    }                                                                               \
-    return flags == 0;                                                              \
-  }
-MIXPREC_TARGET_BEGIN("avx2,fma")
-namespace mixprec::detail::unscale_avx2 {
-using mixprec::detail::unscale_block_size;
-MIXPREC_UNSCALE_KERNEL
-}  // namespace mixprec::detail::unscale_avx2
-MIXPREC_TARGET_END
-MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
-namespace mixprec::detail::unscale_avx512 {
-using mixprec::detail::unscale_block_size;
-MIXPREC_UNSCALE_KERNEL
-}  // namespace mixprec::detail::unscale_avx512
-MIXPREC_TARGET_END
-#undef MIXPREC_UNSCALE_KERNEL
-#endif
-
-namespace mixprec {
-namespace detail {
-
 // The path for this call: active_simd_path(), or portable if MIXPREC_SIMD_PATH is invalid
 // (bulk conversion reports that; unscaling must not fail for it).
 inline simd_path unscale_simd_path() noexcept {
@@ -178,25 +89,70 @@ inline simd_path unscale_simd_path() noexcept {
   }
 }
 
-template <bool Multiply>
-inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
-#if MIXPREC_X86_SIMD
-  switch (unscale_simd_path()) {
-    case simd_path::avx512:
-    case simd_path::avx512_bf16:
-      return unscale_avx512::unscale_float<Multiply>(g, n, inv_scale);
-    case simd_path::avx2:
-      return unscale_avx2::unscale_float<Multiply>(g, n, inv_scale);
-    case simd_path::portable:
-      break;
-  }
-#endif
-  return unscale_float_portable<Multiply>(g, n, inv_scale);
+// 1 for inf and NaN (exponent all ones), 0 otherwise: the test PyTorch makes with isfinite.
+inline std::uint32_t non_finite_bit(float x) noexcept {
+  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & 0x7F80'0000u) == 0x7F80'0000u);
 }
 
-// bfloat16 / float16: widen exactly, check, multiply in float, round back once.
+constexpr std::uint32_t float_infinity_bits = 0x7F80'0000u;
+
+// One element at a time; returns float_infinity_bits if an element was inf or NaN, else 0.
+template <bool Multiply>
+inline std::uint32_t unscale_float_one_by_one(float* g, std::size_t n, float inv_scale) noexcept {
+  std::uint32_t flags = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    flags |= non_finite_bit(g[i]);
+    if constexpr (Multiply) g[i] = g[i] * inv_scale;
+  }
+  return flags != 0 ? float_infinity_bits : 0u;
+}
+
+// float gradients: the bulk kernels' multiply_in_place (bulk/kernels.inl) on the active path,
+// which returns the largest |g| (inf or NaN: at least the bits of infinity).
+template <bool Multiply>
+inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
+  std::uint32_t largest = 0;
+  // The elements before the first 64-byte boundary go one by one, so that no vector load or
+  // store of the kernel splits a cache line (a split store costs two line writes).
+  const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(g) % 64;
+  if (misalignment != 0 && misalignment % sizeof(float) == 0) {
+    const std::size_t head = std::min(n, (64 - misalignment) / sizeof(float));
+    largest = unscale_float_one_by_one<Multiply>(g, head, inv_scale);
+    g += head;
+    n -= head;
+  }
+  const bool vectorised = with_kernels(unscale_simd_path(), [&](auto target) {
+    largest = std::max(largest, decltype(target)::template multiply_in_place<Multiply>(g, n, inv_scale));
+  });
+  if (!vectorised) largest |= unscale_float_one_by_one<Multiply>(g, n, inv_scale);
+  return largest < float_infinity_bits;
+}
+
+// bfloat16 / float16: widen exactly, check, multiply in float, round back once.  On the bulk
+// kernels (bulk/dispatch.hpp) a block is decoded into a float buffer and re-encoded by quantize's
+// scaled encoder, which multiplies in float, rounds with the requested mode and returns the
+// largest |x| as float bits (inf or NaN: at least 0x7F800000); every path gives the scalar
+// loop's bits (tests/scaling/unscale_paths_test.cpp).
+constexpr std::size_t unscale_narrow_block = 512;
+
 template <class T, bool Multiply>
 inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noexcept {
+  std::uint32_t largest = 0;
+  const bool vectorised = with_kernels(unscale_simd_path(), [&](auto target) {
+    using Target = decltype(target);
+    alignas(64) float widened[unscale_narrow_block];
+    for (std::size_t i = 0; i < n; i += unscale_narrow_block) {
+      const std::size_t m = std::min(unscale_narrow_block, n - i);
+      decode_on<Target>(g + i, m, widened, false);
+      if constexpr (Multiply) {
+        largest = std::max(largest, Target::template encode_from_float<T, true>(
+                                        widened, m, g + i, r, overflow::non_finite, false, inv_scale));
+      } else {
+        largest = std::max(largest, Target::template multiply_in_place<false>(widened, m, inv_scale));
+      }
+    }
+  });
+  if (vectorised) return largest < float_infinity_bits;
   std::uint32_t flags = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto x = static_cast<float>(g[i]);
@@ -272,7 +228,7 @@ inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, fl
 
   // Shares of whole cache lines (multiples of 64 elements), one per thread; the caller takes
   // the first.  A thread that cannot be started leaves its share to the caller.
-  const std::size_t unit = detail::unscale_block_size;
+  constexpr std::size_t unit = 64;
   const std::size_t share = (total / threads + unit - 1) / unit * unit;
   std::vector<unsigned char> finite(threads, 1);
   std::vector<std::thread> workers;

@@ -60,6 +60,21 @@ std::vector<mixprec::gradient_view> views_for(bool many) {
 
 float multiplier(std::int64_t iteration) { return iteration % 2 == 0 ? 0.5f : 2.0f; }
 
+// Times `pass(multiplier)` (which returns whether every value was finite) once per benchmark
+// iteration; bytes_per_second counts `bytes` per pass.
+template <class Pass>
+void run_passes(benchmark::State& state, std::size_t bytes, Pass pass) {
+  std::int64_t it = 0;
+  for (auto _ : state) {
+    float s = multiplier(it++);
+    benchmark::DoNotOptimize(s);
+    const bool finite = pass(s);
+    benchmark::DoNotOptimize(finite);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+}
+
 void multiply_range(float* g, std::size_t n, float s) {
   for (std::size_t i = 0; i < n; ++i) g[i] *= s;
 }
@@ -67,10 +82,7 @@ void multiply_range(float* g, std::size_t n, float s) {
 void inplace_pass(benchmark::State& state, bool many) {
   const auto views = views_for(many);
   const auto threads = static_cast<unsigned>(state.range(0));
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    float s = multiplier(it++);
-    benchmark::DoNotOptimize(s);
+  run_passes(state, total * sizeof(float), [&](float s) {
     // the same bytes split into `threads` equal shares of the concatenation
     std::vector<std::thread> workers;
     const std::size_t share = total / threads;
@@ -91,22 +103,16 @@ void inplace_pass(benchmark::State& state, bool many) {
       }
     }
     for (auto& w : workers) w.join();
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+    return true;
+  });
 }
 
 void fused(benchmark::State& state, bool many) {
   const auto views = views_for(many);
   mixprec::unscale_options options;
   options.threads = static_cast<unsigned>(state.range(0));
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    const bool finite = mixprec::unscale_and_check(views.data(), views.size(), multiplier(it++), options);
-    benchmark::DoNotOptimize(finite);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+  run_passes(state, total * sizeof(float),
+             [&](float s) { return mixprec::unscale_and_check(views.data(), views.size(), s, options); });
 }
 
 bool two_pass(float* g, std::size_t n, float s) {
@@ -118,33 +124,23 @@ bool two_pass(float* g, std::size_t n, float s) {
 
 void naive_two_pass(benchmark::State& state, bool many) {
   const auto views = views_for(many);
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    float s = multiplier(it++);
-    benchmark::DoNotOptimize(s);
+  run_passes(state, total * sizeof(float), [&](float s) {
     bool finite = true;
     for (const auto& v : views) {
       for (std::size_t i = 0; i < v.size(); ++i) finite &= std::isfinite(static_cast<float*>(v.data())[i]);
     }
     for (const auto& v : views) multiply_range(static_cast<float*>(v.data()), v.size(), s);
-    benchmark::DoNotOptimize(finite);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+    return finite;
+  });
 }
 
 void per_tensor(benchmark::State& state, bool many) {
   const auto views = views_for(many);
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    float s = multiplier(it++);
-    benchmark::DoNotOptimize(s);
+  run_passes(state, total * sizeof(float), [&](float s) {
     bool finite = true;
     for (const auto& v : views) finite &= two_pass(static_cast<float*>(v.data()), v.size(), s);
-    benchmark::DoNotOptimize(finite);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(float)));
+    return finite;
+  });
 }
 
 // 16-bit gradients (bfloat16, float16): 64 Mi of them, one array.
@@ -163,25 +159,17 @@ std::vector<T>& narrow_buffer() {
 // The limit for 16-bit data: load and store every code in place (a sign flip), no conversion.
 template <class T>
 void inplace_pass_16bit(benchmark::State& state) {
-  auto& data = narrow_buffer<T>();
-  auto* codes = reinterpret_cast<std::uint16_t*>(data.data());
-  for (auto _ : state) {
+  auto* codes = reinterpret_cast<std::uint16_t*>(narrow_buffer<T>().data());
+  run_passes(state, total * sizeof(T), [&](float) {
     for (std::size_t i = 0; i < total; ++i) codes[i] ^= 0x8000u;
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(T)));
+    return true;
+  });
 }
 
 template <class T>
 void fused_16bit(benchmark::State& state) {
   auto& data = narrow_buffer<T>();
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    const bool finite = mixprec::unscale_and_check(data.data(), total, multiplier(it++));
-    benchmark::DoNotOptimize(finite);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(T)));
+  run_passes(state, total * sizeof(T), [&](float s) { return mixprec::unscale_and_check(data.data(), total, s); });
 }
 
 // The rule one element at a time (widen, check, multiply, convert back): the loop a user writes
@@ -189,19 +177,15 @@ void fused_16bit(benchmark::State& state) {
 template <class T>
 void scalar_rule_16bit(benchmark::State& state) {
   auto& data = narrow_buffer<T>();
-  std::int64_t it = 0;
-  for (auto _ : state) {
-    const float s = multiplier(it++);
+  run_passes(state, total * sizeof(T), [&](float s) {
     bool finite = true;
     for (T& g : data) {
       const auto x = static_cast<float>(g);
       finite &= std::isfinite(x);
       g = mixprec::convert<T>(x * s);
     }
-    benchmark::DoNotOptimize(finite);
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(total * sizeof(T)));
+    return finite;
+  });
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Test helpers for gradient arrays of float: raw bits, and finite floats of every magnitude.
+// Test helpers for gradient arrays of float: raw bits, finite floats of every magnitude, and the
+// loss scales the unscale tests use.
 #pragma once
 
 #include <cmath>
@@ -27,3 +28,8 @@ inline std::vector<float> finite_gradients(std::size_t n, std::uint32_t seed) {
   }
   return out;
 }
+
+// The scales training meets: powers of two across the range, and arbitrary values whose
+// reciprocal is inexact (down to the smallest subnormal, whose reciprocal overflows float).
+inline constexpr float test_scales[] = {65536.f, 1.f,     0.5f,     0x1p100f, 0x1p-100f,
+                                        3.f,     1000.1f, 7.3e-12f, 1.7e38f,  1e-45f};

@@ -89,12 +89,14 @@ inline simd_path unscale_simd_path() noexcept {
   }
 }
 
+// The bits of +infinity, which are also float's exponent field: |x| as bits is at least this
+// exactly when x is inf or NaN.
+constexpr std::uint32_t float_infinity_bits = 0x7F80'0000u;
+
 // 1 for inf and NaN (exponent all ones), 0 otherwise: the test PyTorch makes with isfinite.
 inline std::uint32_t non_finite_bit(float x) noexcept {
-  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & 0x7F80'0000u) == 0x7F80'0000u);
+  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & float_infinity_bits) == float_infinity_bits);
 }
-
-constexpr std::uint32_t float_infinity_bits = 0x7F80'0000u;
 
 // One element at a time; returns float_infinity_bits if an element was inf or NaN, else 0.
 template <bool Multiply>
@@ -131,7 +133,7 @@ inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
 // bfloat16 / float16: widen exactly, check, multiply in float, round back once.  On the bulk
 // kernels (bulk/dispatch.hpp) a block is decoded into a float buffer and re-encoded by quantize's
 // scaled encoder, which multiplies in float, rounds with the requested mode and returns the
-// largest |x| as float bits (inf or NaN: at least 0x7F800000); every path gives the scalar
+// largest |x| as float bits (inf or NaN: at least float_infinity_bits); every path gives the scalar
 // loop's bits (tests/scaling/unscale_paths_test.cpp).
 constexpr std::size_t unscale_narrow_block = 512;
 

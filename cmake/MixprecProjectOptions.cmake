@@ -15,3 +15,13 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
 endif()
 find_package(Threads REQUIRED)
 target_link_libraries(mixprec_project_options INTERFACE Threads::Threads)
+
+# Flags for the project's own nvcc-compiled targets (tests, benchmarks): warnings as errors in both
+# passes, the CUDA toolkit's headers as system headers, and the shared CUDA runtime, the one
+# mixprec::cuda links (CMake's default for CUDA targets is the static one).
+function(mixprec_cuda_target_options target)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Werror all-warnings
+                         -Xcompiler=-Wall,-Wextra,-Werror>)
+  target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
+endfunction()

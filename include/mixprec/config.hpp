@@ -19,6 +19,16 @@
 #define MIXPREC_HOST_DEVICE
 #endif
 
+// Before a __host__ __device__ function template that calls a function its caller supplies (a
+// policy's rule, a host lambda): nvcc then accepts a host-only callee where the template is used
+// only from host code.  It checks nothing for device instantiations either, so device code must
+// reach such a template through a __device__ callee of its own (cuda/loss_scaler.cuh does).
+#if defined(__CUDACC__)
+#define MIXPREC_HOST_DEVICE_CALLS_CALLER_FUNCTION _Pragma("nv_exec_check_disable")
+#else
+#define MIXPREC_HOST_DEVICE_CALLS_CALLER_FUNCTION
+#endif
+
 // True while nvcc compiles the device side of a translation unit.
 #if defined(__CUDA_ARCH__)
 #define MIXPREC_DEVICE_PASS 1
@@ -63,3 +73,14 @@
 // The small functions of the bulk kernels (bulk/kernels.inl): always inlined, so that a kernel
 // is one loop of vector instructions.
 #define MIXPREC_SIMD_INLINE MIXPREC_FORCE_INLINE
+
+// Marks a path that cannot be taken: lets the optimiser, and static analysers that do not model
+// bit-counting builtins, drop impossible cases (e.g. shifts by 64 or more after
+// count_leading_zeros).
+#if defined(__GNUC__) || defined(__clang__)
+#define MIXPREC_UNREACHABLE() __builtin_unreachable()
+#elif defined(_MSC_VER)
+#define MIXPREC_UNREACHABLE() __assume(0)
+#else
+#define MIXPREC_UNREACHABLE() ((void)0)
+#endif

@@ -1,0 +1,293 @@
+// Matrices whose element type is chosen at run time: the currency of the autocast operations
+// (mixprec/ops), whose result type depends on the autocast scope active when they run.
+//
+//   matrix_view   a read-only window on rows × cols elements of one dtype at any strides: made
+//                 from a pointer, from a mixprec::matrix, or from any Eigen dense object with
+//                 direct access (Matrix, Array, Map, Block, Ref; no Eigen header is needed here:
+//                 such objects are recognised by their members)
+//   matrix        an owning, row-major, contiguous, 64-byte aligned matrix of one dtype
+//
+//   matrix h(dtype::bfloat16, 64, 128);        // zeros
+//   bfloat16* p = h.data<bfloat16>();          // typed access; the wrong type throws
+//   matrix f = h.to(dtype::float32);           // converted with convert_n (exact here)
+//   matrix q = convert(view, dtype::float8_e4m3fn, rounding::nearest_even, overflow::saturate);
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bulk/convert_n.hpp"
+#include "dtype.hpp"
+#include "errors.hpp"
+
+namespace mixprec {
+
+// A matrix_view or matrix holds the wrong element type for what was asked of it.
+class dtype_mismatch : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+namespace detail {
+
+// Eigen dense objects with direct access, recognised by their members (Scalar, data(),
+// rows(), cols(), innerStride(), outerStride(), IsRowMajor), so this header needs no Eigen.
+template <class M, class = void>
+struct is_direct_access_dense : std::false_type {};
+template <class M>
+struct is_direct_access_dense<
+    M, std::void_t<typename M::Scalar, decltype(std::declval<const M&>().data()),
+                   decltype(std::declval<const M&>().rows()), decltype(std::declval<const M&>().innerStride()),
+                   decltype(std::declval<const M&>().outerStride()), decltype(M::IsRowMajor)>>
+    : std::bool_constant<is_dtype_type<std::remove_cv_t<typename M::Scalar>>> {};
+
+inline std::size_t checked_element_count(std::size_t rows, std::size_t cols, const char* what) {
+  if (cols != 0 && rows > static_cast<std::size_t>(-1) / 64 / cols) {
+    throw invalid_argument(std::string(what) + ": " + std::to_string(rows) + " × " + std::to_string(cols) +
+                           " elements overflow the address space");
+  }
+  return rows * cols;
+}
+
+[[noreturn]] inline void throw_dtype_mismatch(const char* what, dtype held, dtype asked) {
+  throw dtype_mismatch(std::string(what) + ": the matrix holds " + to_string(held) + ", not " + to_string(asked));
+}
+
+}  // namespace detail
+
+class matrix_view {
+ public:
+  matrix_view() = default;
+
+  // rows × cols elements of `type` at data, element (i, j) at index i·row_stride + j·col_stride.
+  matrix_view(const void* data, dtype type, std::size_t rows, std::size_t cols, std::size_t row_stride,
+              std::size_t col_stride)
+      : data_(data), type_(type), rows_(rows), cols_(cols), row_stride_(row_stride), col_stride_(col_stride) {
+    detail::checked_element_count(rows, cols, "matrix_view");
+    if (data == nullptr && rows * cols != 0) {
+      throw invalid_argument("matrix_view: null data for a " + std::to_string(rows) + " × " + std::to_string(cols) +
+                             " matrix");
+    }
+    if (rows * cols != 0 && (rows - 1) > static_cast<std::size_t>(-1) / 64 / std::max<std::size_t>(row_stride, 1)) {
+      throw invalid_argument("matrix_view: row stride " + std::to_string(row_stride) + " overflows with " +
+                             std::to_string(rows) + " rows");
+    }
+  }
+
+  // A row-major, contiguous array of T.
+  template <class T, class = std::enable_if_t<is_dtype_type<T>>>
+  matrix_view(const T* data, std::size_t rows, std::size_t cols)
+      : matrix_view(data, dtype_of<T>, rows, cols, cols, 1) {}
+
+  // An Eigen dense object with direct access (Matrix, Array, Map, Block, Ref ...).
+  template <class Dense, class = std::enable_if_t<detail::is_direct_access_dense<Dense>::value>>
+  matrix_view(const Dense& m)  // NOLINT(google-explicit-constructor): a view of it, as Eigen::Ref
+      : matrix_view(m.data(), dtype_of<std::remove_cv_t<typename Dense::Scalar>>, static_cast<std::size_t>(m.rows()),
+                    static_cast<std::size_t>(m.cols()),
+                    static_cast<std::size_t>(Dense::IsRowMajor ? m.outerStride() : m.innerStride()),
+                    static_cast<std::size_t>(Dense::IsRowMajor ? m.innerStride() : m.outerStride())) {}
+
+  dtype type() const noexcept { return type_; }
+  std::size_t rows() const noexcept { return rows_; }
+  std::size_t cols() const noexcept { return cols_; }
+  std::size_t size() const noexcept { return rows_ * cols_; }
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t row_stride() const noexcept { return row_stride_; }
+  std::size_t col_stride() const noexcept { return col_stride_; }
+  const void* data() const noexcept { return data_; }
+
+  // The elements as T; dtype_mismatch unless T is the view's type.
+  template <class T>
+  const T* data_as() const {
+    if (dtype_of<T> != type_) detail::throw_dtype_mismatch("matrix_view::data_as", type_, dtype_of<T>);
+    return static_cast<const T*>(data_);
+  }
+
+  // Element (i, j) as float (exact: float holds every value of every dtype).
+  float value(std::size_t i, std::size_t j) const {
+    return visit_dtype(type_, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      return static_cast<float>(static_cast<const T*>(data_)[i * row_stride_ + j * col_stride_]);
+    });
+  }
+
+  matrix_view transposed() const noexcept {
+    matrix_view t = *this;
+    std::swap(t.rows_, t.cols_);
+    std::swap(t.row_stride_, t.col_stride_);
+    return t;
+  }
+  // Rows [first, first + count).
+  matrix_view rows_range(std::size_t first, std::size_t count) const {
+    if (first > rows_ || count > rows_ - first) {
+      throw invalid_argument("matrix_view::rows_range: rows [" + std::to_string(first) + ", " +
+                             std::to_string(first + count) + ") of a matrix with " + std::to_string(rows_) + " rows");
+    }
+    matrix_view v = *this;
+    v.data_ = static_cast<const unsigned char*>(data_) + first * row_stride_ * size_of(type_);
+    v.rows_ = count;
+    return v;
+  }
+
+  // Whether each row is one contiguous array (what the bulk conversions read fastest).
+  bool rows_contiguous() const noexcept { return col_stride_ == 1 || cols_ <= 1; }
+
+ private:
+  const void* data_ = nullptr;
+  dtype type_ = dtype::float32;
+  std::size_t rows_ = 0, cols_ = 0, row_stride_ = 0, col_stride_ = 1;
+};
+
+class matrix {
+ public:
+  matrix() = default;
+
+  // rows × cols zeros of `type` (all-zero codes: for e8m0, which has no zero, 2^-127).
+  matrix(dtype type, std::size_t rows, std::size_t cols)
+      : type_(type),
+        rows_(rows),
+        cols_(cols),
+        storage_(allocate(detail::checked_element_count(rows, cols, "matrix") * size_of(type))) {}
+
+  matrix(const matrix& other) : matrix(other.type_, other.rows_, other.cols_) {
+    if (bytes() != 0) std::memcpy(storage_.get(), other.storage_.get(), bytes());
+  }
+  matrix& operator=(const matrix& other) {
+    if (this != &other) *this = matrix(other);
+    return *this;
+  }
+  matrix(matrix&& other) noexcept
+      : type_(other.type_),
+        rows_(std::exchange(other.rows_, 0)),
+        cols_(std::exchange(other.cols_, 0)),
+        storage_(std::move(other.storage_)) {}
+  matrix& operator=(matrix&& other) noexcept {
+    type_ = other.type_;
+    rows_ = std::exchange(other.rows_, 0);
+    cols_ = std::exchange(other.cols_, 0);
+    storage_ = std::move(other.storage_);
+    return *this;
+  }
+  ~matrix() = default;
+
+  // A copy of any view, in the view's dtype.
+  static matrix copy_of(const matrix_view& v);
+
+  dtype type() const noexcept { return type_; }
+  std::size_t rows() const noexcept { return rows_; }
+  std::size_t cols() const noexcept { return cols_; }
+  std::size_t size() const noexcept { return rows_ * cols_; }
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t bytes() const noexcept { return size() * size_of(type_); }
+
+  void* raw_data() noexcept { return storage_.get(); }
+  const void* raw_data() const noexcept { return storage_.get(); }
+  template <class T>
+  T* data() {
+    if (dtype_of<T> != type_) detail::throw_dtype_mismatch("matrix::data", type_, dtype_of<T>);
+    return static_cast<T*>(raw_data());
+  }
+  template <class T>
+  const T* data() const {
+    if (dtype_of<T> != type_) detail::throw_dtype_mismatch("matrix::data", type_, dtype_of<T>);
+    return static_cast<const T*>(raw_data());
+  }
+
+  matrix_view view() const noexcept {
+    matrix_view v;
+    if (!empty()) v = matrix_view(raw_data(), type_, rows_, cols_, cols_, 1);
+    return v;
+  }
+  operator matrix_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
+
+  float value(std::size_t i, std::size_t j) const { return view().value(i, j); }
+
+  // This matrix in another dtype (a copy when `to` is the same).
+  matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) const;
+
+ private:
+  struct aligned_delete {
+    void operator()(unsigned char* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  using storage = std::unique_ptr<unsigned char[], aligned_delete>;
+  static storage allocate(std::size_t bytes) {
+    if (bytes == 0) return storage();
+    storage s(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{64})));
+    std::memset(s.get(), 0, bytes);
+    return s;
+  }
+
+  dtype type_ = dtype::float32;
+  std::size_t rows_ = 0, cols_ = 0;
+  storage storage_;
+};
+
+namespace detail {
+
+// Row i of v as floats (exact).
+inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) {
+  visit_dtype(v.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* row = static_cast<const T*>(v.data()) + i * v.row_stride();
+    if (v.rows_contiguous()) {
+      convert_n(row, v.cols(), out);
+    } else {
+      for (std::size_t j = 0; j < v.cols(); ++j) out[j] = static_cast<float>(row[j * v.col_stride()]);
+    }
+  });
+}
+
+// n floats into n elements of dtype `to` at out, rounded once.
+inline void write_row_from_float(const float* in, std::size_t n, dtype to, void* out, rounding r, overflow o) {
+  visit_dtype(to, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    convert_n(in, n, static_cast<T*>(out), r, o);
+  });
+}
+
+}  // namespace detail
+
+// The elements of `from` into a new row-major matrix of dtype `to`, each converted once with
+// the given modes (values `to` holds are copied exactly; into the same dtype under
+// overflow::non_finite, the codes themselves are copied, NaN payloads included).  Rows that are contiguous go through
+// convert_n, staged through float (which holds every value of every dtype, so staging never
+// rounds); other layouts element by element with the same scalar conversion.
+inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::nearest_even,
+                      overflow o = overflow::non_finite) {
+  matrix result(to, from.rows(), from.cols());
+  if (result.empty()) return result;
+  const std::size_t cols = from.cols(), element_bytes = size_of(to);
+  auto* target = static_cast<unsigned char*>(result.raw_data());
+  if (from.type() == to && o == overflow::non_finite) {  // every mode keeps every value: copy the codes
+    visit_dtype(to, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* source = static_cast<const T*>(from.data());
+      T* out = result.data<T>();
+      for (std::size_t i = 0; i < from.rows(); ++i) {
+        for (std::size_t j = 0; j < cols; ++j)
+          out[i * cols + j] = source[i * from.row_stride() + j * from.col_stride()];
+      }
+    });
+    return result;
+  }
+  std::vector<float> staged(cols);
+  for (std::size_t i = 0; i < from.rows(); ++i) {
+    detail::read_row_as_float(from, i, staged.data());
+    detail::write_row_from_float(staged.data(), cols, to, target + i * cols * element_bytes, r, o);
+  }
+  return result;
+}
+
+inline matrix matrix::copy_of(const matrix_view& v) { return convert(v, v.type()); }
+
+inline matrix matrix::to(dtype to, rounding r, overflow o) const { return convert(view(), to, r, o); }
+
+}  // namespace mixprec

@@ -1,0 +1,159 @@
+// Linear layers in fp8 with Transformer Engine's delayed scaling (scaling/fp8/): the three
+// matrix products of a layer take fp8 operands with per-tensor scales, accumulate in float, and
+// return float32, as TE's Linear does with fp8 GEMMs (transformer_engine/pytorch/module/linear.py).
+//
+//   mixprec::ops::fp8_training fp8{mixprec::delayed_scaling{}, 3};   // 3 layers, HYBRID by default
+//   matrix y = ops::fp8_linear(x, w, b, fp8, 0);                      // forward of layer 0
+//   auto g = ops::fp8_linear_backward(dy, x, w, b, fp8, 0);           // its backward
+//   fp8.update();                                                     // end of step: new scales
+//
+// Per layer l the forward scaler holds two tensors, the input (2l) and the weight (2l + 1), the
+// backward scaler one, the output gradient (l).  Each product quantises its operands with the
+// tensor's current scale (q = convert(x · scale), saturating; the amax recorded for the next
+// scales) and calls gemm with scale_a, scale_b = the inverse scales, so that
+//   y  = (x_q · s_x⁻¹)(w_q · s_w⁻¹)ᵀ + b       forward element (e4m3 under HYBRID)
+//   dx = (dy_q · s_dy⁻¹)(w_q · s_w⁻¹)          dy in the backward element (e5m2 under HYBRID)
+//   dw = (dy_q · s_dy⁻¹)ᵀ(x_q · s_x⁻¹),   db = Σ_rows dy (float, not quantised, as TE)
+// Every product of two fp8 values is exact and sums in float (gemm); the scales apply to the
+// float sum (gemm_options, docs/gemm.md).  The inputs are re-quantised in the backward with the
+// scales the forward used (the same codes: update() runs only after the step), which is what TE
+// keeps from the forward.  Results and gradients are float32; the autocast scope plays no part.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "../gemm/gemm.hpp"
+#include "../scaling/fp8/delayed_scaler.hpp"
+#include "linear.hpp"
+#include "operand.hpp"
+
+namespace mixprec::ops {
+
+// The delayed-scaling state of a model's fp8 layers: one scaler per pass.
+class fp8_training {
+ public:
+  fp8_training(const delayed_scaling& recipe, std::size_t layers)
+      : layers_(layers),
+        forward_(recipe, fp8_pass::forward, 2 * layers),
+        backward_(recipe, fp8_pass::backward, layers) {}
+
+  std::size_t layers() const noexcept { return layers_; }
+  delayed_scaler& forward() noexcept { return forward_; }
+  delayed_scaler& backward() noexcept { return backward_; }
+  const delayed_scaler& forward() const noexcept { return forward_; }
+  const delayed_scaler& backward() const noexcept { return backward_; }
+
+  // Ends the step: both passes' histories roll and their scales follow TE's rule.
+  void update() {
+    forward_.update();
+    backward_.update();
+  }
+
+  std::size_t checked_layer(std::size_t layer) const {
+    if (layer >= layers_) {
+      throw invalid_argument("fp8_training: layer " + std::to_string(layer) + " out of range, there are " +
+                             std::to_string(layers_));
+    }
+    return layer;
+  }
+
+ private:
+  std::size_t layers_;
+  delayed_scaler forward_, backward_;
+};
+
+namespace detail {
+
+// An operand quantised by one tensor of a scaler: its codes (row-major, as the operand's shape)
+// and the inverse scale that dequantises them.
+struct fp8_operand {
+  std::vector<float8_e4m3fn> e4m3;
+  std::vector<float8_e5m2> e5m2;
+  float scale_inv = 1;
+  std::size_t rows = 0, cols = 0;
+};
+
+inline fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, const matrix_view& x) {
+  std::vector<float> values = as_floats(x);
+  fp8_operand q;
+  q.rows = x.rows();
+  q.cols = x.cols();
+  if (scaler.element() == fp8_element::e4m3) {
+    q.e4m3.resize(values.size());
+    q.scale_inv = scaler.quantize(tensor, values.data(), values.size(), q.e4m3.data()).scale_inv;
+  } else {
+    q.e5m2.resize(values.size());
+    q.scale_inv = scaler.quantize(tensor, values.data(), values.size(), q.e5m2.data()).scale_inv;
+  }
+  return q;
+}
+
+// Calls f(pointer) with the operand's codes in their element type.
+template <class F>
+void with_codes(const fp8_operand& q, F f) {
+  if (!q.e4m3.empty() || q.e5m2.empty()) {
+    f(q.e4m3.data());
+  } else {
+    f(q.e5m2.data());
+  }
+}
+
+// c (m × n floats, row-major) = op(a)·op(b)·s_a⁻¹·s_b⁻¹ + beta·c.
+inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta,
+                        std::vector<float>& c) {
+  const std::size_t m = ta == transpose::no ? a.rows : a.cols, k = ta == transpose::no ? a.cols : a.rows;
+  const std::size_t n = tb == transpose::no ? b.cols : b.rows;
+  gemm_options options;
+  options.scale_a = a.scale_inv;
+  options.scale_b = b.scale_inv;
+  with_codes(a, [&](const auto* pa) {
+    with_codes(
+        b, [&](const auto* pb) { gemm(ta, tb, m, n, k, 1.0f, pa, a.cols, pb, b.cols, beta, c.data(), n, options); });
+  });
+}
+
+}  // namespace detail
+
+inline matrix fp8_linear(const operand& x, const operand& weight, const operand& bias, fp8_training& fp8,
+                         std::size_t layer) {
+  const std::size_t l = fp8.checked_layer(layer);
+  detail::check_product_shapes("fp8_linear", x.view(), weight.view().transposed());
+  const std::size_t rows = x.rows(), cols = weight.rows();
+  std::vector<float> y(rows * cols, 0.0f);
+  if (!bias.view().empty()) {
+    if (bias.rows() != 1 || bias.cols() != cols) {
+      detail::throw_shape("fp8_linear",
+                          "bias is " + detail::shape_of(bias.view()) + ", expected 1×" + std::to_string(cols));
+    }
+    const std::vector<float> b = detail::as_floats(bias.view());
+    for (std::size_t i = 0; i < rows; ++i)
+      std::copy(b.begin(), b.end(), y.begin() + static_cast<std::ptrdiff_t>(i * cols));
+  }
+  const detail::fp8_operand xq = detail::quantize_fp8(fp8.forward(), 2 * l, x.view());
+  const detail::fp8_operand wq = detail::quantize_fp8(fp8.forward(), 2 * l + 1, weight.view());
+  detail::fp8_product(xq, transpose::no, wq, transpose::yes, bias.view().empty() ? 0.0f : 1.0f, y);
+  return detail::round_into(y, rows, cols, dtype::float32);
+}
+
+inline linear_grads fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                                        const operand& bias, fp8_training& fp8, std::size_t layer) {
+  const std::size_t l = fp8.checked_layer(layer);
+  if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows()) {
+    detail::throw_shape("fp8_linear_backward", "gradient is " + detail::shape_of(grad_out.view()) + ", the output is " +
+                                                   std::to_string(x.rows()) + "×" + std::to_string(weight.rows()));
+  }
+  const detail::fp8_operand dyq = detail::quantize_fp8(fp8.backward(), l, grad_out.view());
+  const detail::fp8_operand xq = detail::quantize_fp8(fp8.forward(), 2 * l, x.view());
+  const detail::fp8_operand wq = detail::quantize_fp8(fp8.forward(), 2 * l + 1, weight.view());
+  linear_grads g;
+  std::vector<float> dx(x.rows() * x.cols()), dw(weight.rows() * weight.cols());
+  detail::fp8_product(dyq, transpose::no, wq, transpose::no, 0.0f, dx);
+  detail::fp8_product(dyq, transpose::yes, xq, transpose::no, 0.0f, dw);
+  g.input = detail::round_into(dx, x.rows(), x.cols(), dtype::float32);
+  g.weight = detail::round_into(dw, weight.rows(), weight.cols(), dtype::float32);
+  if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);
+  return g;
+}
+
+}  // namespace mixprec::ops

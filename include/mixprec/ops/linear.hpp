@@ -1,0 +1,136 @@
+// Matrix products under autocast: matmul and linear (category lower_precision: inside an
+// autocast scope they compute in and return the scope's dtype), and their backward.
+//
+//   matrix c = ops::matmul(a, b);                // a·b
+//   matrix y = ops::linear(x, w, b);             // x·wᵀ + b: w is out × in, b is 1 × out (or empty)
+//   auto g = ops::linear_backward(dy, x, w, b);  // g.input = dy·w, g.weight = dyᵀ·x, g.bias = Σ_rows dy
+//
+// The product is mixprec::gemm on operands cast to the result dtype r: exact products summed
+// in float (order and bound: docs/gemm.md); the bias starts the float accumulator (gemm's
+// beta = 1) and each sum is rounded once into r, as a fused addmm does.  The backward runs in
+// the forward's precision (same autocast state): dy is rounded to r (autograd casts a gradient
+// to its tensor's dtype), each product is rounded once to r, and each gradient is then
+// converted to the dtype of the input it belongs to (exact for float32 inputs).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "../gemm/gemm.hpp"
+#include "operand.hpp"
+#include "reduction.hpp"
+
+namespace mixprec::ops {
+
+struct matmul_grads {
+  matrix a, b;
+};
+struct linear_grads {
+  matrix input, weight, bias;  // bias empty when the forward had none
+};
+
+namespace detail {
+
+// How gemm reads a view: as stored rows (transpose::no), as the transpose of stored rows
+// (transpose::yes, a column-major or transposed view), or, for any other strides, from a
+// row-major copy.
+struct gemm_layout {
+  transpose op;
+  std::size_t ld;
+  const void* data;
+  std::shared_ptr<const matrix> keep;
+};
+inline gemm_layout layout_for_gemm(const matrix_view& v) {
+  if (v.col_stride() == 1 || v.cols() <= 1)
+    return {transpose::no, std::max(v.row_stride(), v.cols()), v.data(), nullptr};
+  if (v.row_stride() == 1 || v.rows() <= 1)
+    return {transpose::yes, std::max(v.col_stride(), v.rows()), v.data(), nullptr};
+  auto copy = std::make_shared<const matrix>(matrix::copy_of(v));
+  return {transpose::no, v.cols(), copy->raw_data(), copy};
+}
+
+// c (a.rows × b.cols, row-major floats) = a·b + beta·c, for a and b of one dtype at any strides.
+inline void gemm_into(const matrix_view& a, const matrix_view& b, float beta, std::vector<float>& c) {
+  const gemm_layout la = layout_for_gemm(a), lb = layout_for_gemm(b);
+  visit_dtype(a.type(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    gemm(la.op, lb.op, a.rows(), b.cols(), a.cols(), 1.0f, static_cast<const T*>(la.data), la.ld,
+         static_cast<const T*>(lb.data), lb.ld, beta, c.data(), b.cols());
+  });
+}
+
+inline void check_product_shapes(const char* op, const matrix_view& a, const matrix_view& b) {
+  if (a.cols() != b.rows()) throw_shape(op, "inner dimensions differ: " + shape_of(a) + " times " + shape_of(b));
+}
+
+// a·b (+ the bias rows) in float, rounded once into r.
+inline matrix product(const char* op, const operand& a, const operand& b, const operand* bias, bool b_transposed,
+                      dtype r) {
+  const cast_operand ca = cast_to(a, r);
+  const cast_operand cb = b_transposed ? transposed(cast_to(b, r)) : cast_to(b, r);
+  check_product_shapes(op, ca.view, cb.view);
+  const std::size_t rows = ca.view.rows(), cols = cb.view.cols();
+  std::vector<float> c(rows * cols, 0.0f);
+  if (bias != nullptr) {
+    const cast_operand cbias = cast_to(*bias, r);
+    if (cbias.view.rows() != 1 || cbias.view.cols() != cols) {
+      throw_shape(op, "bias is " + shape_of(cbias.view) + ", expected 1×" + std::to_string(cols));
+    }
+    std::vector<float> row(cols);
+    mixprec::detail::read_row_as_float(cbias.view, 0, row.data());
+    for (std::size_t i = 0; i < rows; ++i)
+      std::copy(row.begin(), row.end(), c.begin() + static_cast<std::ptrdiff_t>(i * cols));
+  }
+  gemm_into(ca.view, cb.view, bias != nullptr ? 1.0f : 0.0f, c);
+  return round_into(c, rows, cols, r);
+}
+
+}  // namespace detail
+
+inline matrix matmul(const operand& a, const operand& b) {
+  return detail::product("matmul", a, b, nullptr, false, detail::result_dtype("matmul", {&a, &b}));
+}
+
+inline matrix linear(const operand& x, const operand& weight, const operand& bias = matrix_view()) {
+  const dtype r = detail::result_dtype("linear", {&x, &weight, &bias});
+  return detail::product("linear", x, weight, bias.view().empty() ? nullptr : &bias, true, r);
+}
+
+inline matmul_grads matmul_backward(const operand& grad_out, const operand& a, const operand& b) {
+  const dtype r = detail::result_dtype("matmul", {&a, &b});
+  const detail::cast_operand dy = detail::cast_to(grad_out, r);
+  if (dy.view.rows() != a.rows() || dy.view.cols() != b.cols()) {
+    detail::throw_shape("matmul_backward", "gradient is " + detail::shape_of(dy.view) + ", the product is " +
+                                               std::to_string(a.rows()) + "×" + std::to_string(b.cols()));
+  }
+  const operand dy_operand(dy.view);
+  matmul_grads g;
+  // dA = dy·bᵀ, dB = aᵀ·dy, each rounded once to r, then into the input's dtype.
+  g.a = detail::product("matmul_backward", dy_operand, b, nullptr, true, r).to(a.type());
+  const detail::cast_operand ca = detail::cast_to(a, r);
+  g.b = detail::product("matmul_backward", operand(ca.view.transposed()), dy_operand, nullptr, false, r).to(b.type());
+  return g;
+}
+
+inline linear_grads linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                                    const operand& bias = matrix_view()) {
+  const dtype r = detail::result_dtype("linear", {&x, &weight, &bias});
+  const detail::cast_operand dy = detail::cast_to(grad_out, r);
+  if (dy.view.rows() != x.rows() || dy.view.cols() != weight.rows()) {
+    detail::throw_shape("linear_backward", "gradient is " + detail::shape_of(dy.view) + ", the output is " +
+                                               std::to_string(x.rows()) + "×" + std::to_string(weight.rows()));
+  }
+  const operand dy_operand(dy.view);
+  linear_grads g;
+  // dX = dy·w (N×out · out×in), dW = dyᵀ·x (out×N · N×in), db = Σ_rows dy.
+  g.input = detail::product("linear_backward", dy_operand, weight, nullptr, false, r).to(x.type());
+  const detail::cast_operand cx = detail::cast_to(x, r);
+  g.weight = detail::product("linear_backward", operand(dy.view.transposed()), operand(cx.view), nullptr, false, r)
+                 .to(weight.type());
+  if (!bias.view().empty()) g.bias = detail::sum_along(dy.view, 0, r).to(bias.type());
+  return g;
+}
+
+}  // namespace mixprec::ops

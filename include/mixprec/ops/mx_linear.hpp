@@ -1,0 +1,81 @@
+// Linear layers on OCP MX operands (mx/): each operand of each of the layer's three matrix
+// products is quantised in 32-element blocks along the product's inner dimension, each block with
+// its own e8m0 scale (OCP MX v1.0), and multiplied by mx_gemm (exact products of the dequantised
+// values, float sums).  Results and gradients are float32; the autocast scope plays no part.
+//
+//   matrix y = ops::mx_linear<float8_e4m3fn>(x, w, b);                          // MXFP8 forward
+//   auto g = ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(dy, x, w, b);  // gradients in e5m2
+//
+//   y  = Q(x)·Q(wᵀ) + b           blocks along `in` for x's rows and for wᵀ's columns
+//   dx = Q(dy)·Q(w)               blocks along `out`
+//   dw = Q(dyᵀ)·Q(x)              blocks along the batch
+//   db = Σ_rows dy                (float, not quantised)
+// Q(·) in T for the forward's operands and in the backward's TGrad for dy; x and w in the
+// backward in T.  No scale is carried between steps: MX chooses each block's scale from the
+// block itself (mx_scale_rule::ocp unless given).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "../mx/mx.hpp"
+#include "linear.hpp"
+#include "operand.hpp"
+
+namespace mixprec::ops {
+namespace detail {
+
+// op(x) as a row-major float matrix and its MX quantisation with blocks along `axis`.
+template <class T>
+mx_matrix<T> quantize_mx(const matrix_view& x, bool transposed, mx_axis axis, mx_scale_rule rule) {
+  const matrix_view v = transposed ? x.transposed() : x;
+  const std::vector<float> values = as_floats(v);
+  return mx_quantize<T>(values.data(), v.rows(), v.cols(), v.cols(), axis, rule);
+}
+
+}  // namespace detail
+
+template <class T>
+matrix mx_linear(const operand& x, const operand& weight, const operand& bias = matrix_view(),
+                 mx_scale_rule rule = mx_scale_rule::ocp) {
+  detail::check_product_shapes("mx_linear", x.view(), weight.view().transposed());
+  const std::size_t rows = x.rows(), cols = weight.rows();
+  std::vector<float> y(rows * cols, 0.0f);
+  if (!bias.view().empty()) {
+    if (bias.rows() != 1 || bias.cols() != cols) {
+      detail::throw_shape("mx_linear",
+                          "bias is " + detail::shape_of(bias.view()) + ", expected 1×" + std::to_string(cols));
+    }
+    const std::vector<float> b = detail::as_floats(bias.view());
+    for (std::size_t i = 0; i < rows; ++i)
+      std::copy(b.begin(), b.end(), y.begin() + static_cast<std::ptrdiff_t>(i * cols));
+  }
+  const mx_matrix<T> xq = detail::quantize_mx<T>(x.view(), false, mx_axis::rows, rule);
+  const mx_matrix<T> wq = detail::quantize_mx<T>(weight.view(), true, mx_axis::columns, rule);
+  mx_gemm(1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data(), cols);
+  return detail::round_into(y, rows, cols, dtype::float32);
+}
+
+template <class TGrad, class T>
+linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                                const operand& bias = matrix_view(), mx_scale_rule rule = mx_scale_rule::ocp) {
+  if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows() || x.cols() != weight.cols()) {
+    detail::throw_shape("mx_linear_backward", "gradient " + detail::shape_of(grad_out.view()) + ", input " +
+                                                  detail::shape_of(x.view()) + ", weight " +
+                                                  detail::shape_of(weight.view()));
+  }
+  linear_grads g;
+  std::vector<float> dx(x.rows() * x.cols()), dw(weight.rows() * weight.cols());
+  const mx_matrix<TGrad> dy_rows = detail::quantize_mx<TGrad>(grad_out.view(), false, mx_axis::rows, rule);
+  const mx_matrix<T> w_columns = detail::quantize_mx<T>(weight.view(), false, mx_axis::columns, rule);
+  mx_gemm(1.0f, dy_rows, w_columns, 0.0f, dx.data(), x.cols());
+  const mx_matrix<TGrad> dyt_rows = detail::quantize_mx<TGrad>(grad_out.view(), true, mx_axis::rows, rule);
+  const mx_matrix<T> x_columns = detail::quantize_mx<T>(x.view(), false, mx_axis::columns, rule);
+  mx_gemm(1.0f, dyt_rows, x_columns, 0.0f, dw.data(), weight.cols());
+  g.input = detail::round_into(dx, x.rows(), x.cols(), dtype::float32);
+  g.weight = detail::round_into(dw, weight.rows(), weight.cols(), dtype::float32);
+  if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);
+  return g;
+}
+
+}  // namespace mixprec::ops

@@ -1,0 +1,226 @@
+// The x86 code of gemm, each part compiled for its instruction set in a target region
+// (bulk/x86/target.hpp), dispatch picking the one the CPU runs: the float micro-kernel
+// (float_kernel.inl) for AVX2 and AVX-512, the AVX512-BF16 pair kernel (vdpbf16ps), and the
+// inner loops of packing (block transposes for sources.hpp, bf16 pairs and keys for
+// packing.hpp), which produce exactly what those headers' plain loops produce.
+#pragma once
+
+#include "../../bulk/simd_path.hpp"
+
+#if MIXPREC_X86_SIMD
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../../bulk/x86/target.hpp"
+#include "../../config.hpp"
+#include "tile.hpp"
+
+MIXPREC_TARGET_BEGIN("avx2,fma")
+namespace mixprec::detail::gemm_avx2 {
+
+struct vector_ops {
+  using type = __m256;
+  static constexpr std::size_t width = 8;
+  static MIXPREC_SIMD_INLINE type zero() { return _mm256_setzero_ps(); }
+  static MIXPREC_SIMD_INLINE type set1(float x) { return _mm256_set1_ps(x); }
+  static MIXPREC_SIMD_INLINE type load(const float* p) { return _mm256_loadu_ps(p); }
+  static MIXPREC_SIMD_INLINE void store(float* p, type v) { _mm256_storeu_ps(p, v); }
+  static MIXPREC_SIMD_INLINE type broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static MIXPREC_SIMD_INLINE type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+  static MIXPREC_SIMD_INLINE type mul(type a, type b) { return _mm256_mul_ps(a, b); }
+};
+
+#include "float_kernel.inl"
+
+// 16 registers: 6 x 2 sums, 2 lines of B, one broadcast (the Haswell-era BLIS shape).
+using tile = float_tile<6, 16>;
+
+// out[c * out_stride + r] = in[r * in_stride + c] for an 8 x 8 block.
+inline void transpose_8x8(const float* in, std::size_t in_stride, float* out, std::size_t out_stride) {
+  __m256 r[8], t[8], u[8];
+  for (std::size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
+  for (std::size_t i = 0; i < 8; i += 2) {  // 32-bit interleave within 128-bit halves
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (std::size_t i = 0; i < 8; i += 4) {  // 64-bit: 4 x 4 transposes within each half
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (std::size_t q = 0; q < 4; ++q) {  // halves: rows 0-3 and 4-7 of columns q and q + 4
+    _mm256_storeu_ps(out + q * out_stride, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+    _mm256_storeu_ps(out + (q + 4) * out_stride, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+  }
+}
+
+}  // namespace mixprec::detail::gemm_avx2
+MIXPREC_TARGET_END
+
+MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
+// GCC 12's AVX-512 intrinsics pass an intentionally undefined operand that -W(maybe-)uninitialized
+// reports once inlined (as in bulk/x86/avx512.hpp): a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+namespace mixprec::detail::gemm_avx512 {
+
+struct vector_ops {
+  using type = __m512;
+  static constexpr std::size_t width = 16;
+  static MIXPREC_SIMD_INLINE type zero() { return _mm512_setzero_ps(); }
+  static MIXPREC_SIMD_INLINE type set1(float x) { return _mm512_set1_ps(x); }
+  static MIXPREC_SIMD_INLINE type load(const float* p) { return _mm512_loadu_ps(p); }
+  static MIXPREC_SIMD_INLINE void store(float* p, type v) { _mm512_storeu_ps(p, v); }
+  static MIXPREC_SIMD_INLINE type broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static MIXPREC_SIMD_INLINE type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
+  static MIXPREC_SIMD_INLINE type mul(type a, type b) { return _mm512_mul_ps(a, b); }
+};
+
+#include "float_kernel.inl"
+
+// 32 registers: 12 x 2 sums (enough independent chains to cover the FMA latency on two pipes),
+// 2 lines of B; A's elements come as embedded broadcasts.
+using tile = float_tile<12, 32>;
+
+// out[c * out_stride + r] = in[r * in_stride + c] for a 16 x 16 block.
+inline void transpose_16x16(const float* in, std::size_t in_stride, float* out, std::size_t out_stride) {
+  __m512 r[16], t[16], u[16];
+  for (std::size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * in_stride);
+  for (std::size_t i = 0; i < 16; i += 2) {  // 32-bit interleave within 128-bit lanes
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (std::size_t i = 0; i < 16; i += 4) {  // 64-bit: lane L of u[i + q] is rows i..i+3, column 4L + q
+    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+    u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  for (std::size_t q = 0; q < 4; ++q) {  // 4 x 4 transpose of 128-bit lanes across the row groups
+    const __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44), v1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44);
+    const __m512 v3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
+    _mm512_storeu_ps(out + q * out_stride, _mm512_shuffle_f32x4(v0, v2, 0x88));
+    _mm512_storeu_ps(out + (4 + q) * out_stride, _mm512_shuffle_f32x4(v0, v2, 0xDD));
+    _mm512_storeu_ps(out + (8 + q) * out_stride, _mm512_shuffle_f32x4(v1, v3, 0x88));
+    _mm512_storeu_ps(out + (12 + q) * out_stride, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+  }
+}
+
+// out[r] = (high[r]'s top 16 bits) << 16 | low[r]'s top 16 bits for r < count <= 16 (the bf16
+// pair of two floats that are bf16 values), reading only r < loaded (zeros for the others).
+inline void pair_line(const float* low, const float* high, std::uint32_t* out, std::size_t count, std::size_t loaded) {
+  const auto lanes = static_cast<__mmask16>((1u << count) - 1u);
+  const auto valid = static_cast<__mmask16>((1u << loaded) - 1u);
+  const __m512i lo = _mm512_maskz_loadu_epi32(valid, low), hi = _mm512_maskz_loadu_epi32(valid, high);
+  const __m512i pair = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))),
+                                       _mm512_srli_epi32(lo, 16));
+  _mm512_mask_storeu_epi32(out, lanes, pair);
+}
+
+// The smallest bf16 key (sources.hpp) of count bf16 codes, 32 at a time.
+inline int smallest_bf16_key(const std::uint16_t* codes, std::size_t count, int ignored, int unsafe) {
+  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), all_ones_field = _mm512_set1_epi16(255);
+  const __m512i ignored_key = _mm512_set1_epi16(static_cast<short>(ignored));
+  const __m512i unsafe_key = _mm512_set1_epi16(static_cast<short>(unsafe));
+  __m512i smallest = ignored_key;
+  for (std::size_t i = 0; i < count; i += 32) {
+    const auto lanes = static_cast<__mmask32>(count - i >= 32 ? 0xFFFFFFFFu : (1u << (count - i)) - 1u);
+    const __m512i magnitude = _mm512_and_si512(_mm512_maskz_loadu_epi16(lanes, codes + i), magnitude_mask);
+    const __m512i field = _mm512_srli_epi16(magnitude, 7);
+    const __mmask32 zero = _mm512_cmpeq_epi16_mask(magnitude, _mm512_setzero_si512());
+    const __mmask32 skip = zero | _mm512_cmpeq_epi16_mask(field, all_ones_field);
+    const __mmask32 subnormal = _mm512_cmpeq_epi16_mask(field, _mm512_setzero_si512()) & ~zero;
+    const __m512i key =
+        _mm512_mask_blend_epi16(skip, _mm512_mask_blend_epi16(subnormal, field, unsafe_key), ignored_key);
+    smallest = _mm512_min_epi16(smallest, key);
+  }
+  alignas(64) std::int16_t keys[32];
+  _mm512_store_si512(keys, smallest);
+  int result = ignored;
+  for (std::int16_t k : keys) result = k < result ? k : result;
+  return result;
+}
+
+}  // namespace mixprec::detail::gemm_avx512
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+MIXPREC_TARGET_END
+
+MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
+namespace mixprec::detail::gemm_avx512_bf16 {
+
+// vdpbf16ps (Intel SDM Vol. 2, VDPBF16PS): in each 32-bit lane, two fused multiply-adds of bf16
+// values widened to float, the pair's odd (high) element first, each with DAZ, FTZ and
+// round-to-nearest-even whatever MXCSR says.  tests/gemm/vdpbf16ps_probe_test.cpp pins this
+// down on the CPU it runs on.  Without DAZ and FTZ acting, one instruction is exactly
+//
+//   sum = fma(a_odd, b_odd, sum);  sum = fma(a_even, b_even, sum)
+//
+// i.e. the float kernel's chain over k = 1, 0, 3, 2, 5, 4, ...  The packing (packing.hpp) lets
+// a tile through only when DAZ and FTZ cannot act: no subnormal input, every product a multiple
+// of 2^-126 (keys), and every partial sum it continues from zero or at least 2^-103 (checked
+// here), so that no intermediate sum is subnormal.  Otherwise run() returns false and the
+// caller computes the same chain with float FMAs.
+//
+// A micro-panel: depth/2 lines of MR pairs (one 32-bit word per row: bf16 of k even in the low
+// half, k odd in the high half); B micro-panel: depth/2 lines of NR such pairs.
+template <std::size_t MR, std::size_t NR>
+struct pair_tile {
+  using float_tile = gemm_avx512::float_tile<MR, NR>;
+  static constexpr std::size_t mr = MR;
+  static constexpr std::size_t nr = NR;
+  static constexpr std::size_t columns = float_tile::columns;
+
+  // Partial sums vdpbf16ps continues exactly: zero, or |x| >= 2^-103 (a float of exponent field
+  // >= 24 is a multiple of 2^-126; inf and NaN pass too).  Lanes with 0 < |bits| < 24 << 23 fail.
+  static MIXPREC_SIMD_INLINE bool partials_safe(const __m512 (&sum)[MR][columns]) {
+    const __m512i magnitude_mask = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512i limit = _mm512_set1_epi32((24 << 23) - 1);
+    __mmask16 unsafe = 0;
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+      for (std::size_t j = 0; j < columns; ++j) {
+        const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(sum[i][j]), magnitude_mask);
+        unsafe |= _mm512_cmplt_epu32_mask(_mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)), limit);
+      }
+    }
+    return unsafe == 0;
+  }
+
+  static bool run(std::size_t pairs, const std::uint32_t* a, const std::uint32_t* b, const tile_io& io) {
+    __m512 sum[MR][columns];
+    float_tile::start(sum, io);
+    if (io.partial != nullptr && !partials_safe(sum)) return false;
+    for (std::size_t k = 0; k < pairs; ++k) {
+      __m512i line[columns];
+#pragma GCC unroll 4
+      for (std::size_t j = 0; j < columns; ++j) line[j] = _mm512_loadu_si512(b + k * NR + j * 16);
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < MR; ++i) {
+        const __m512i pair = _mm512_set1_epi32(static_cast<int>(a[k * MR + i]));
+#pragma GCC unroll 4
+        for (std::size_t j = 0; j < columns; ++j)
+          sum[i][j] = _mm512_dpbf16_ps(sum[i][j], (__m512bh)pair, (__m512bh)line[j]);
+      }
+    }
+    float_tile::finish(sum, io);
+    return true;
+  }
+};
+
+using tile = pair_tile<12, 32>;
+
+}  // namespace mixprec::detail::gemm_avx512_bf16
+MIXPREC_TARGET_END
+#endif

@@ -12,35 +12,10 @@
 #include <vector>
 
 #include "all_formats.hpp"
+#include "random_floats.hpp"
+#include "simd_paths.hpp"
 
 using namespace mixprec;
-
-namespace {
-
-std::vector<float> gaussian(std::size_t n, float sigma, std::uint32_t seed) {
-  std::mt19937 generator(seed);
-  std::normal_distribution<float> normal(0.0f, sigma);
-  std::vector<float> out(n);
-  for (float& x : out) x = normal(generator);
-  return out;
-}
-
-template <class Body>
-void on_every_path_and_thread_count(Body body) {
-  for (unsigned threads : {1u, 2u}) {
-    set_bulk_threads(threads);
-    for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
-      if (!simd_path_supported(p)) continue;
-      force_simd_path(p);
-      INFO("path " << to_string(p) << ", " << threads << " threads");
-      body();
-    }
-  }
-  reset_simd_path();
-  set_bulk_threads(1);
-}
-
-}  // namespace
 
 TEMPLATE_TEST_CASE("quantize_n equals convert(x * scale) and returns max |x|", "[bulk][quantize]", float8_e4m3fn,
                    float8_e5m2, bfloat16, float16, float4_e2m1fn) {

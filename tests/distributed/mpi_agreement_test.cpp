@@ -20,17 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "mpi_checks.hpp"
+
 using namespace mixprec;
+using namespace mpi_checks;
 
 namespace {
-
-int rank = 0, world = 1, failures = 0;
-
-void expect(bool ok, const std::string& what) {
-  if (ok) return;
-  ++failures;
-  if (failures <= 20) std::printf("rank %d: FAILED: %s\n", rank, what.c_str());
-}
 
 // The same pseudo-random overflow pattern on every rank (same seed), so every rank also knows
 // which rank overflows in each iteration and can check the outcome locally.
@@ -285,8 +280,7 @@ int main(int argc, char** argv) {
   st.scale = 128;
   trajectory("static_scaling", st, {}, 1000, 0.2, 17);
 
-  int total = 0;
-  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  int total = total_failures();
   if (rank == 0)
     std::printf("mpi agreement on %d ranks: %s (%d failures)\n", world, total == 0 ? "OK" : "FAILED", total);
   MPI_Finalize();

@@ -1,6 +1,6 @@
 // distributed/nccl.hpp: compiled and linked against the CUDA runtime and NCCL in every CUDA
 // build.  On a machine with a GPU it also runs: a one-rank communicator (ncclCommInitAll over
-// device 0), where any(x) must return x, and a scaler loop through it.  Without a GPU it checks
+// device 0), where any(x) must return x, a scaler loop through it, and reduce_amax.  Without a GPU it checks
 // the NCCL library's version against the header and that a missing communicator is an error.
 #include <mixprec/distributed/nccl.hpp>
 #include <mixprec/scaling/scaling.hpp>
@@ -54,6 +54,12 @@ int main() {
       expect(!scaler.step([] {}), "the step is skipped");
       scaler.update();
       expect(scaler.get_scale() == 32768.f, "the scale backs off");
+      // The fp8 amax reduction: on one rank, the magnitudes themselves (NaN stays NaN).
+      float amax[4] = {2.f, -3.f, std::numeric_limits<float>::quiet_NaN(), 0.f};
+      nccl_agreement fp8_agreement(comm);
+      fp8_agreement.reduce_amax(amax, 4);
+      expect(amax[0] == 2.f && amax[1] == 3.f && amax[2] != amax[2] && amax[3] == 0.f,
+             "reduce_amax on one rank gives the magnitudes back");
       std::printf("one-rank NCCL communicator on device 0: checked\n");
     }
     ncclCommDestroy(comm);

@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "state_fuzz.hpp"
+
 // Inputs accepted so far (the driver reports it: fuzzing that never gets past the checksum
 // proves little).
 std::uint64_t state_fuzz_accepted = 0;
@@ -22,15 +24,6 @@ std::uint64_t state_fuzz_accepted = 0;
 namespace {
 
 using namespace mixprec;
-
-std::vector<std::uint8_t> framed(const std::uint8_t* payload, std::size_t size) {
-  std::vector<std::uint8_t> bytes = {'M', 'X', 'S', 'C', 'A', 'L', 'E', 'R', 1, 0, 0, 0};
-  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(size >> (8 * i)));
-  bytes.insert(bytes.end(), payload, payload + size);
-  const std::uint32_t crc = detail::crc32(bytes.data(), bytes.size());
-  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(crc >> (8 * i)));
-  return bytes;
-}
 
 template <class Policy>
 void load_one(const std::vector<std::uint8_t>& bytes) {
@@ -69,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const unsigned selector = data[0];
   const std::vector<std::uint8_t> bytes =
-      (selector & 4u) ? framed(data + 1, size - 1) : std::vector<std::uint8_t>(data + 1, data + size);
+      (selector & 4u) ? state_fuzz::framed(detail::state_magic, scaler_state_version, data + 1, size - 1)
+                      : std::vector<std::uint8_t>(data + 1, data + size);
   switch (selector & 3u) {
     case 0:
       load_one<dynamic_scaling>(bytes);

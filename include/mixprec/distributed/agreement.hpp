@@ -34,13 +34,35 @@
 // member function, or wrap a lambda in function_agreement.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <utility>
+#include <vector>
 
 #include "../scaling/errors.hpp"
 #include "../scaling/loss_scaler.hpp"
 
 namespace mixprec {
+
+namespace detail {
+
+// Amax agreement (mpi_reduce_amax, nccl_agreement::reduce_amax) reduces float bits with the sign
+// cleared as unsigned integers: for magnitudes the integer order is the numeric order, and every
+// NaN's bits lie above infinity's.
+inline std::vector<std::uint32_t> amax_magnitude_bits(const float* amax, std::size_t count) {
+  std::vector<std::uint32_t> bits(count);
+  if (count > 0) std::memcpy(bits.data(), amax, count * sizeof(float));
+  for (std::uint32_t& b : bits) b &= 0x7FFF'FFFFu;
+  return bits;
+}
+
+inline void store_amax_bits(const std::vector<std::uint32_t>& bits, float* amax) {
+  if (!bits.empty()) std::memcpy(amax, bits.data(), bits.size() * sizeof(float));
+}
+
+}  // namespace detail
 
 // An Agreement that calls a user function: `bool(bool local_found_inf)`, returning whether any
 // process found inf/NaN.  A default-constructed one has no function and throws agreement_error

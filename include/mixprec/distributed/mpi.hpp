@@ -35,7 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -81,11 +81,38 @@ class mpi_agreement {
     return global != 0;
   }
 
+  // The fp8 recipes' amax agreement: mpi_reduce_amax over this communicator.
+  void reduce_amax(float* amax, std::size_t count) const;
+
   MPI_Comm communicator() const noexcept { return comm_; }
 
  private:
   MPI_Comm comm_;
 };
+
+// Agreement on amaxes (scaling/fp8/delayed_scaler.hpp, update(reduce)): every amax[i] becomes
+// its maximum over the processes of the communicator, identical on every process (collective;
+// every process passes the same count).  The maximum is taken on the float bits with the sign
+// cleared (MPI_Allreduce of MPI_UINT32_T with MPI_MAX): for magnitudes the integer order is the
+// numeric order and NaN bits lie above infinity's, so a NaN on any process gives NaN
+// everywhere, whatever MPI's reduction order (MPI_MAX on floats leaves NaN to the
+// implementation).  Throws agreement_error on an MPI error.
+inline void mpi_reduce_amax(float* amax, std::size_t count, MPI_Comm comm = MPI_COMM_WORLD) {
+  const char* what = "mpi_reduce_amax";
+  detail::require_mpi_running(what);
+  if (count > 0 && amax == nullptr)
+    throw agreement_error("mpi_reduce_amax: null amax pointer with count " + std::to_string(count));
+  std::vector<std::uint32_t> bits = detail::amax_magnitude_bits(amax, count);
+  constexpr std::size_t most_per_call = static_cast<std::size_t>(std::numeric_limits<int>::max());
+  for (std::size_t done = 0; done < count; done += most_per_call) {
+    const auto part = static_cast<int>(std::min(most_per_call, count - done));
+    detail::mpi_check(MPI_Allreduce(MPI_IN_PLACE, bits.data() + done, part, MPI_UINT32_T, MPI_MAX, comm),
+                      "MPI_Allreduce(MPI_MAX)", what);
+  }
+  detail::store_amax_bits(bits, amax);
+}
+
+inline void mpi_agreement::reduce_amax(float* amax, std::size_t count) const { mpi_reduce_amax(amax, count, comm_); }
 
 namespace detail {
 

@@ -26,8 +26,11 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "../scaling/errors.hpp"
 #include "../scaling/loss_scaler.hpp"
@@ -95,6 +98,43 @@ class nccl_agreement {
   void reduce_on_device(float* found_inf, std::size_t count = 1) const {
     if (comm_ == nullptr) throw agreement_error("nccl_agreement::reduce_on_device: no NCCL communicator was given");
     detail::nccl_check(ncclAllReduce(found_inf, found_inf, count, ncclFloat32, ncclMax, comm_, stream_),
+                       "ncclAllReduce(ncclMax)");
+  }
+
+  // The fp8 recipes' amax agreement (scaling/fp8/delayed_scaler.hpp, update(reduce)): every
+  // amax[i], in host memory, becomes its maximum over the ranks, as distributed/mpi.hpp's
+  // mpi_reduce_amax: a MAX of the float bits with the sign cleared (ncclUint32), so that NaN wins
+  // deterministically.  Copies through a device buffer and synchronizes the stream.
+  void reduce_amax(float* amax, std::size_t count) {
+    if (comm_ == nullptr) throw agreement_error("nccl_agreement::reduce_amax: no NCCL communicator was given");
+    if (count == 0) return;
+    std::vector<std::uint32_t> bits = detail::amax_magnitude_bits(amax, count);
+    void* buffer = nullptr;
+    detail::cuda_check_for_nccl(cudaMalloc(&buffer, count * sizeof(std::uint32_t)), "cudaMalloc");
+    try {
+      detail::cuda_check_for_nccl(
+          cudaMemcpyAsync(buffer, bits.data(), count * sizeof(std::uint32_t), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (to the device)");
+      reduce_amax_on_device(static_cast<std::uint32_t*>(buffer), count);
+      detail::cuda_check_for_nccl(
+          cudaMemcpyAsync(bits.data(), buffer, count * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (to the host)");
+      detail::cuda_check_for_nccl(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    } catch (...) {
+      static_cast<void>(cudaFree(buffer));
+      throw;
+    }
+    static_cast<void>(cudaFree(buffer));
+    detail::store_amax_bits(bits, amax);
+  }
+
+  // The same on amaxes already in device memory, as float bits with the sign bit clear (TE's
+  // amax buffers hold non-negative floats): ncclMax over ncclUint32 in place, on the stream,
+  // without synchronizing.
+  void reduce_amax_on_device(std::uint32_t* amax_bits, std::size_t count) const {
+    if (comm_ == nullptr)
+      throw agreement_error("nccl_agreement::reduce_amax_on_device: no NCCL communicator was given");
+    detail::nccl_check(ncclAllReduce(amax_bits, amax_bits, count, ncclUint32, ncclMax, comm_, stream_),
                        "ncclAllReduce(ncclMax)");
   }
 

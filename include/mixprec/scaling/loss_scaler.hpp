@@ -40,6 +40,7 @@
 #include "state.hpp"
 #include "statistics.hpp"
 #include "unscale.hpp"
+#include "update_rule.hpp"
 
 namespace mixprec {
 
@@ -153,37 +154,33 @@ class loss_scaler {
           "(update(new_scale) sets the scale without one)");
     }
     const bool found = found_inf();
-    scaler_counters counters = counted_step(found);
-    if (found && options_.max_consecutive_skips > 0 && counters.consecutive_skips >= options_.max_consecutive_skips) {
-      throw skip_limit_error(std::to_string(counters.consecutive_skips) +
-                             " consecutive skipped steps reached scaler_options::max_consecutive_skips = " +
-                             std::to_string(options_.max_consecutive_skips) + " at loss scale " +
-                             detail::number_text(state_.scale) +
-                             ": the gradients stay non-finite whatever the scale (look for inf/NaN in the loss or "
-                             "the forward pass)");
-    }
-    scale_state next = state_;
-    apply_policy(policy_, next, found);
-    if (std::isnan(next.scale)) {
-      throw scaling_error(std::string(Policy::name) + ": the policy turned scale " + detail::number_text(state_.scale) +
-                          " into NaN");
-    }
-    auto reason = next.scale > state_.scale ? scale_change_reason::growth : scale_change_reason::backoff;
-    if (next.scale > static_cast<double>(options_.max_scale)) {
-      next.scale = options_.max_scale;
-      reason = scale_change_reason::capped;
-    }
-    bool at_floor = false;
-    if (next.scale < static_cast<double>(options_.min_scale)) {
-      at_floor = found && state_.scale <= static_cast<double>(options_.min_scale);
-      if (at_floor) {
-        ++counters.floor_hits;
-        next.scale = floor_scale(next.scale, counters.consecutive_skips, reason);
-      } else {
-        next.scale = options_.min_scale;  // a back-off that stops at the floor
+    const detail::update_limits limits{options_.min_scale, options_.max_scale, options_.max_consecutive_skips};
+    const detail::update_result r =
+        detail::apply_update([this](scale_state& s, bool f) { return detail::try_policy_update(policy_, s, f); },
+                             state_, counters_, found, overflowed_checks(), limits);
+    switch (r.status) {
+      case detail::update_status::skip_limit:
+        throw skip_limit_error(std::to_string(r.counters.consecutive_skips) +
+                               " consecutive skipped steps reached scaler_options::max_consecutive_skips = " +
+                               std::to_string(options_.max_consecutive_skips) + " at loss scale " +
+                               detail::number_text(state_.scale) +
+                               ": the gradients stay non-finite whatever the scale (look for inf/NaN in the loss or "
+                               "the forward pass)");
+      case detail::update_status::policy_refused: {
+        scale_state scratch = state_;
+        policy_.update(scratch, found);  // throws the policy's own error
+        throw scaling_error(std::string(Policy::name) + ": try_update refused an update that update() accepts");
       }
+      case detail::update_status::nan_scale:
+        throw scaling_error(std::string(Policy::name) + ": the policy turned scale " +
+                            detail::number_text(state_.scale) + " into NaN");
+      case detail::update_status::applied:
+        break;
     }
-    commit(next, counters, reason, at_floor);
+    scale_state next = r.state;
+    scale_change_reason reason = r.reason;
+    if (r.at_floor) next.scale = floor_scale(r.proposed_scale, r.counters.consecutive_skips, reason);
+    commit(next, r.counters, reason, r.at_floor);
   }
 
   // Sets the scale (GradScaler.update(new_scale)): the policy's rule is not applied and its
@@ -202,7 +199,7 @@ class loss_scaler {
     } catch (const invalid_argument& e) {
       throw invalid_argument(std::string("loss_scaler::update(new_scale): ") + e.what());
     }
-    commit(next, counted_step(found_inf()), scale_change_reason::manual, false);
+    commit(next, detail::count_step(counters_, found_inf(), overflowed_checks()), scale_change_reason::manual, false);
   }
 
   const Policy& policy() const noexcept { return policy_; }
@@ -332,18 +329,11 @@ class loss_scaler {
     return false;
   }
 
-  scaler_counters counted_step(bool found) const {
-    scaler_counters c = counters_;
-    ++c.steps;
-    if (found) {
-      ++c.skipped_steps;
-      ++c.consecutive_skips;
-      if (c.consecutive_skips > c.longest_skip_run) c.longest_skip_run = c.consecutive_skips;
-    } else {
-      c.consecutive_skips = 0;
-    }
-    for (const record& r : records_) c.overflow_count += (r.checked && r.found_inf) ? 1 : 0;
-    return c;
+  // This iteration's checks (one per optimizer) that found inf/NaN.
+  std::int64_t overflowed_checks() const noexcept {
+    std::int64_t n = 0;
+    for (const record& r : records_) n += (r.checked && r.found_inf) ? 1 : 0;
+    return n;
   }
 
   // An overflow at the floor: what scaler_options::at_floor says.

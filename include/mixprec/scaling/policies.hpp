@@ -13,10 +13,15 @@
 //   void update(scale_state& state, bool found_inf) const;
 //       // one iteration of the rule: found_inf says whether any gradient of the iteration was
 //       // inf or NaN (on any process).  It may change scale and the two trackers, and reads
-//       // iteration / last_overflow_iteration, which apply_policy() advances after it.  It may
-//       // throw (scale_floor_error); the scaler then keeps its previous state.
+//       // iteration / last_overflow_iteration, which the scaler advances after it
+//       // (detail::apply_update, update_rule.hpp).  It may throw (scale_floor_error); the
+//       // scaler then keeps its previous state.
 //
 // and optionally
+//
+//   bool try_update(scale_state& state, bool found_inf) const;  // the same rule, refusing
+//                                                               // (false, nothing changed)
+//                                                               // where update() would throw
 //
 //   void validate() const;                              // throws invalid_argument on bad options
 //   void validate_state(const scale_state&) const;      // throws invalid_argument on a state the
@@ -24,6 +29,9 @@
 //   template <class F> void visit_options(F&& f);       // f("key", field) for each option
 //                                                       // (float, double, int, bool or enum):
 //                                                       // saved with the state, restored on load
+//
+// The device-resident scaler (cuda/loss_scaler.cuh) runs the rule on the GPU: there, update
+// (or try_update) must be MIXPREC_HOST_DEVICE and must not throw, as the rules below are.
 //
 // A custom policy is a few lines (tests/scaling/loss_scaler_test.cpp has one).  The safety
 // rails of scaler_options (min/max scale, what happens at the floor, a limit on consecutive
@@ -38,6 +46,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "../config.hpp"
+#include "../detail/bits.hpp"
 #include "../errors.hpp"
 #include "detail/text.hpp"
 #include "errors.hpp"
@@ -69,6 +79,11 @@ inline void require_state(bool ok, const char* policy, const std::string& what) 
 
 inline bool holds_float(double x) { return std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x; }
 
+// std::isfinite for the rules, which also run in device code.
+MIXPREC_HOST_DEVICE inline bool is_finite(float x) noexcept {
+  return (bit_cast<std::uint32_t>(x) & 0x7F80'0000u) != 0x7F80'0000u;
+}
+
 inline void require_option(bool ok, const char* policy, const char* what, double value, const char* limit) {
   if (!ok) {
     throw invalid_argument(std::string(policy) + ": " + what + " is " + number_text(value) + ", it must be " + limit);
@@ -87,7 +102,7 @@ struct static_scaling {
     s.scale = scale;
     return s;
   }
-  void update(scale_state&, bool) const {}
+  MIXPREC_HOST_DEVICE void update(scale_state&, bool) const noexcept {}
   void validate() const {
     detail::require_option(std::isfinite(scale) && scale > 0, name, "scale", scale, "finite and > 0");
   }
@@ -108,7 +123,7 @@ struct no_scaling {
   static constexpr const char* name = "no_scaling";
 
   scale_state initial_state() const { return scale_state{}; }
-  void update(scale_state&, bool) const {}
+  MIXPREC_HOST_DEVICE void update(scale_state&, bool) const noexcept {}
   void validate_state(const scale_state& s) const {
     detail::require_state(s.scale == 1, name, "scale " + detail::number_text(s.scale) + ", not 1");
     detail::require_state(s.growth_tracker == 0 && s.hysteresis_tracker == 0, name, "non-zero trackers");
@@ -133,7 +148,7 @@ struct dynamic_scaling {
     return s;
   }
 
-  void update(scale_state& s, bool found_inf) const {
+  MIXPREC_HOST_DEVICE void update(scale_state& s, bool found_inf) const noexcept {
     const auto current = static_cast<float>(s.scale);
     if (found_inf) {
       // Back off and restart the count of clean steps; nothing keeps the scale above zero.
@@ -146,7 +161,7 @@ struct dynamic_scaling {
     const std::int64_t successful = s.growth_tracker + 1;
     if (successful == growth_interval) {
       const auto grown = static_cast<float>(static_cast<double>(current) * growth_factor);
-      if (std::isfinite(grown)) s.scale = grown;
+      if (detail::is_finite(grown)) s.scale = grown;
       s.growth_tracker = 0;
     } else {
       s.growth_tracker = successful;
@@ -219,12 +234,19 @@ struct hysteresis_scaling {
     return s;
   }
 
+  // Throws scale_floor_error where DeepSpeed raises (raise_at_min_scale), changing nothing.
   void update(scale_state& s, bool found_inf) const {
-    if (rules == rule_set::deepspeed) {
-      update_deepspeed(s, found_inf);
-    } else {
-      update_megatron(s, found_inf);
+    if (!try_update(s, found_inf)) {
+      throw scale_floor_error(std::string(name) + " (deepspeed): overflow at loss scale " +
+                              detail::number_text(s.scale) + ", which is already min_scale " +
+                              detail::number_text(min_scale) + " (raise_at_min_scale is set)");
     }
+  }
+  // The rule without throwing: false (and nothing changed) where update() throws.
+  MIXPREC_HOST_DEVICE bool try_update(scale_state& s, bool found_inf) const noexcept {
+    if (rules == rule_set::deepspeed) return update_deepspeed(s, found_inf);
+    update_megatron(s, found_inf);
+    return true;
   }
 
   void validate() const {
@@ -284,21 +306,20 @@ struct hysteresis_scaling {
 
  private:
   // deepspeed/runtime/fp16/loss_scaler.py, DynamicLossScaler.update_scale.
-  void update_deepspeed(scale_state& s, bool found_inf) const {
+  MIXPREC_HOST_DEVICE bool update_deepspeed(scale_state& s, bool found_inf) const noexcept {
     if (found_inf) {
       if (hysteresis == 1 || s.hysteresis_tracker == 1) {
-        // Raises before anything changes (cur_iter is not advanced either).
-        if (s.scale == static_cast<double>(min_scale) && raise_at_min_scale) {
-          throw scale_floor_error(std::string(name) + " (deepspeed): overflow at loss scale " +
-                                  detail::number_text(s.scale) + ", which is already min_scale " +
-                                  detail::number_text(min_scale) + " (raise_at_min_scale is set)");
-        }
-        s.scale = std::max(s.scale * static_cast<double>(backoff_factor), static_cast<double>(min_scale));
+        // DeepSpeed raises here, before anything changes (cur_iter is not advanced either).
+        if (s.scale == static_cast<double>(min_scale) && raise_at_min_scale) return false;
+        const double backed_off =
+            s.scale *
+            static_cast<double>(backoff_factor);  // std::max(backed_off, min_scale): not callable on the device
+        s.scale = backed_off < static_cast<double>(min_scale) ? static_cast<double>(min_scale) : backed_off;
       } else {
         s.hysteresis_tracker -= 1;
       }
       s.growth_tracker = 0;
-      return;
+      return true;
     }
     if (consecutive_hysteresis) s.hysteresis_tracker = hysteresis;
     // Clean updates before this one since the last overflow; the first growth comes after
@@ -309,17 +330,22 @@ struct hysteresis_scaling {
       s.scale *= static_cast<double>(growth_factor);
     }
     s.growth_tracker += 1;  // informational here: clean updates since the last overflow
+    return true;
   }
 
   // megatron/core/optimizer/grad_scaler.py, DynamicGradScaler.update.
-  void update_megatron(scale_state& s, bool found_inf) const {
+  MIXPREC_HOST_DEVICE void update_megatron(scale_state& s, bool found_inf) const noexcept {
     const auto current = static_cast<float>(s.scale);
     if (found_inf) {
       // Every overflow restarts the growth count and uses up hysteresis; once it is used up,
       // every further overflow backs off (the tracker keeps going down until a growth).
       s.growth_tracker = 0;
       s.hysteresis_tracker -= 1;
-      if (s.hysteresis_tracker <= 0) s.scale = std::max(current * backoff_factor, min_scale);
+      if (s.hysteresis_tracker <= 0) {
+        const float backed_off =
+            current * backoff_factor;  // std::max(backed_off, min_scale): not callable on the device
+        s.scale = backed_off < min_scale ? min_scale : backed_off;
+      }
       return;
     }
     s.growth_tracker += 1;
@@ -381,14 +407,6 @@ void validate_scale_state(const Policy& policy, const scale_state& s) {
                         "last_overflow_iteration " + std::to_string(s.last_overflow_iteration) +
                             " outside [-1, iteration " + std::to_string(s.iteration) + ")");
   if constexpr (detail::has_validate_state<Policy>::value) policy.validate_state(s);
-}
-
-// One iteration: the policy's rule, then the iteration bookkeeping every rule shares.
-template <class Policy>
-void apply_policy(const Policy& policy, scale_state& state, bool found_inf) {
-  policy.update(state, found_inf);
-  if (found_inf) state.last_overflow_iteration = state.iteration;
-  ++state.iteration;
 }
 
 }  // namespace mixprec

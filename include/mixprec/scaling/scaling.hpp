@@ -12,3 +12,4 @@
 #include "state.hpp"
 #include "statistics.hpp"
 #include "unscale.hpp"
+#include "update_rule.hpp"

@@ -207,14 +207,59 @@ struct option_reader {
   }
 };
 
+// The frame every saved state of the library shares: 8 bytes of magic, u32 version, u32 payload
+// size, the payload, a CRC-32 of everything before it.  begin/end write it around a payload.
+inline void begin_state_frame(state_writer& w, const char (&magic)[8], std::uint32_t version) {
+  w.bytes.assign(magic, magic + 8);
+  w.u32(version);
+  w.u32(0);  // payload size, filled in by end_state_frame
+}
+
+inline void end_state_frame(state_writer& w) {
+  const auto payload = static_cast<std::uint32_t>(w.bytes.size() - state_header_size);
+  for (int i = 0; i < 4; ++i) w.bytes[12 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(payload >> (8 * i));
+  w.u32(crc32(w.bytes.data(), w.bytes.size()));
+}
+
+// Checks the frame (size, magic, version, declared size, checksum, in that order) and returns
+// the payload size; throws scaler_state_error naming `subject` ("scaler state", ...).
+inline std::uint32_t check_state_frame(const std::uint8_t* data, std::size_t size, const char (&magic)[8],
+                                       std::uint32_t version, const std::string& subject) {
+  const auto fail = [&](const std::string& what) { throw scaler_state_error(subject + ": " + what); };
+  if (data == nullptr && size > 0) fail("null data pointer with size " + std::to_string(size));
+  if (size < state_header_size + state_checksum_size) {
+    fail(std::to_string(size) + " bytes, shorter than the " + std::to_string(state_header_size + state_checksum_size) +
+         "-byte frame");
+  }
+  if (std::memcmp(data, magic, 8) != 0) fail("does not start with the magic '" + std::string(magic, 8) + "'");
+  state_reader header(data + 8, 8);
+  const std::uint32_t saved_version = header.u32("version");
+  if (saved_version != version) {
+    throw scaler_state_error(subject + " is version " + std::to_string(saved_version) + ", this build reads up to " +
+                             std::to_string(version));
+  }
+  const std::uint32_t payload = header.u32("payload size");
+  const std::size_t expected = state_header_size + std::size_t{payload} + state_checksum_size;
+  if (size != expected) {
+    fail("declares a " + std::to_string(payload) + "-byte payload (" + std::to_string(expected) +
+         " bytes in all) but holds " + std::to_string(size) + " bytes" +
+         (size < expected ? ": truncated" : ": trailing bytes"));
+  }
+  const std::uint32_t stored = state_reader(data + size - 4, 4).u32("checksum");
+  const std::uint32_t computed = crc32(data, size - 4);
+  if (stored != computed) {
+    fail("checksum mismatch (stored " + std::to_string(stored) + ", content gives " + std::to_string(computed) +
+         "): the state is corrupt");
+  }
+  return payload;
+}
+
 }  // namespace detail
 
 template <class Policy>
 std::vector<std::uint8_t> encode_scaler_state(const scaler_snapshot<Policy>& snap) {
   detail::state_writer w;
-  w.bytes.assign(detail::state_magic, detail::state_magic + 8);
-  w.u32(scaler_state_version);
-  w.u32(0);  // payload size, filled in below
+  detail::begin_state_frame(w, detail::state_magic, scaler_state_version);
   w.str(Policy::name);
   Policy policy = snap.policy;
   detail::option_counter counter;
@@ -246,9 +291,7 @@ std::vector<std::uint8_t> encode_scaler_state(const scaler_snapshot<Policy>& sna
     w.f64(h.to);
     w.u8(static_cast<unsigned>(h.reason));
   }
-  const auto payload = static_cast<std::uint32_t>(w.bytes.size() - detail::state_header_size);
-  for (int i = 0; i < 4; ++i) w.bytes[12 + static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(payload >> (8 * i));
-  w.u32(detail::crc32(w.bytes.data(), w.bytes.size()));
+  detail::end_state_frame(w);
   return w.bytes;
 }
 
@@ -291,32 +334,8 @@ template <class Policy>
 scaler_snapshot<Policy> decode_scaler_state(const std::uint8_t* data, std::size_t size,
                                             const scaler_snapshot<Policy>& current) {
   using detail::state_reader;
-  if (data == nullptr && size > 0) state_reader::fail("null data pointer with size " + std::to_string(size));
-  if (size < detail::state_header_size + detail::state_checksum_size) {
-    state_reader::fail(std::to_string(size) + " bytes, shorter than the " +
-                       std::to_string(detail::state_header_size + detail::state_checksum_size) + "-byte frame");
-  }
-  if (std::memcmp(data, detail::state_magic, 8) != 0) state_reader::fail("does not start with the magic 'MXSCALER'");
-  state_reader header(data + 8, 8);
-  const std::uint32_t version = header.u32("version");
-  if (version != scaler_state_version) {
-    throw scaler_state_error("scaler state is version " + std::to_string(version) + ", this build reads up to " +
-                             std::to_string(scaler_state_version));
-  }
-  const std::uint32_t payload = header.u32("payload size");
-  const std::size_t expected = detail::state_header_size + std::size_t{payload} + detail::state_checksum_size;
-  if (size != expected) {
-    state_reader::fail("declares a " + std::to_string(payload) + "-byte payload (" + std::to_string(expected) +
-                       " bytes in all) but holds " + std::to_string(size) + " bytes" +
-                       (size < expected ? ": truncated" : ": trailing bytes"));
-  }
-  const std::uint32_t stored = state_reader(data + size - 4, 4).u32("checksum");
-  const std::uint32_t computed = detail::crc32(data, size - 4);
-  if (stored != computed) {
-    state_reader::fail("checksum mismatch (stored " + std::to_string(stored) + ", content gives " +
-                       std::to_string(computed) + "): the state is corrupt");
-  }
-
+  const std::uint32_t payload =
+      detail::check_state_frame(data, size, detail::state_magic, scaler_state_version, "scaler state");
   state_reader in(data + detail::state_header_size, payload);
   scaler_snapshot<Policy> snap = current;
   const std::string name = in.str("policy name", detail::state_name_limit);

@@ -1,0 +1,121 @@
+// Quantisation throughput of the fp8 recipes and the MX formats against the memory limit.
+//
+// Every benchmark reports bytes/s counting the bytes it must read plus write: per element 4
+// (float) + 1 (fp8 code) for the per-tensor recipes; 4 + bits/8 plus one e8m0 scale per 32
+// elements for MX.  memcpy_per_32<N> copies the same traffic (N bytes per 32 elements, half of it
+// copied) on the same thread count: the physical limit.  64 Mi elements (a 8192 × 8192 matrix for
+// MX) on 1 and 2 threads, and 256 Ki (in cache) on one.
+//   fp8_quantize_benchmark --benchmark_format=json | python3 scripts/bulk_benchmark_table.py
+#include <benchmark/benchmark.h>
+#include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/bulk/quantize.hpp>
+#include <mixprec/mx/quantize.hpp>
+#include <mixprec/scaling/fp8/current_scaling.hpp>
+#include <mixprec/scaling/fp8/delayed_scaler.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "benchmark_support.hpp"
+
+namespace {
+
+using namespace mixprec;
+
+// Bytes/s of the traffic, and the name of the memcpy benchmark with the same traffic, which
+// scripts/bulk_benchmark_table.py divides by.
+void report(benchmark::State& state, std::size_t traffic_per_32) {
+  state.SetLabel("limit=memcpy_per_32<" + std::to_string(traffic_per_32) + ">");
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(elements(state) / 32 * traffic_per_32));
+}
+
+template <std::size_t TrafficPer32>
+void memcpy_per_32(benchmark::State& state) {
+  copy_same_traffic(state, elements(state) / 32 * TrafficPer32);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(elements(state) / 32 * TrafficPer32));
+}
+
+// Runs pass() (one call over the whole input) with range(1) bulk threads.
+template <class Pass>
+void time_pass(benchmark::State& state, std::size_t traffic_per_32, Pass pass) {
+  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    pass();
+    benchmark::ClobberMemory();
+  }
+  set_bulk_threads(1);
+  report(state, traffic_per_32);
+}
+
+// Delayed scaling's quantise: the fused scale, convert and amax of quantize_n, plus recording.
+void delayed_quantize(benchmark::State& state) {
+  const std::vector<float>& x = gaussian_input(elements(state));
+  std::vector<float8_e4m3fn> q(elements(state));
+  delayed_scaler scaler(delayed_scaling{}, fp8_pass::forward, 1);
+  time_pass(state, 32 * 5, [&] { benchmark::DoNotOptimize(scaler.quantize(0, x.data(), elements(state), q.data())); });
+}
+
+// Current scaling's quantise: an amax pass, then the scaled conversion (the data is read twice).
+void current_quantize(benchmark::State& state) {
+  const std::vector<float>& x = gaussian_input(elements(state));
+  std::vector<float8_e4m3fn> q(elements(state));
+  const current_scaling recipe;
+  time_pass(state, 32 * 5,
+            [&] { benchmark::DoNotOptimize(recipe.quantize(fp8_pass::forward, x.data(), elements(state), q.data())); });
+}
+
+constexpr std::size_t matrix_side(std::size_t n) { return n == (std::size_t{1} << 26) ? 8192 : 512; }
+
+template <class T>
+constexpr std::size_t mx_traffic_per_32() {
+  return 32 * 4 + mx_element<T>::block_bytes + 1;
+}
+
+template <class T, mx_axis Axis>
+void mx_quantize_matrix(benchmark::State& state) {
+  const std::size_t side = matrix_side(elements(state));
+  const std::vector<float>& a = gaussian_input(side * side);
+  mx_matrix<T> m(side, side, Axis);
+  time_pass(state, mx_traffic_per_32<T>(), [&] { mx_quantize(a.data(), side, m); });
+}
+
+template <class T>
+void mx_dequantize_rows(benchmark::State& state) {
+  const std::size_t side = matrix_side(elements(state));
+  const mx_matrix<T> m = mx_quantize<T>(gaussian_input(side * side).data(), side, side, side, mx_axis::rows);
+  std::vector<float> out(side * side);
+  time_pass(state, mx_traffic_per_32<T>(), [&] { mx_dequantize(m, out.data(), side); });
+}
+
+constexpr std::int64_t in_cache = 1 << 18, in_memory = 1 << 26;
+
+void sizes_and_threads(benchmark::internal::Benchmark* b) {
+  b->Args({in_cache, 1});
+  for (std::int64_t threads : {1, 2}) b->Args({in_memory, threads});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_TEMPLATE(memcpy_per_32, 160)->Apply(sizes_and_threads);  // float -> fp8, per tensor
+BENCHMARK_TEMPLATE(memcpy_per_32, 161)->Apply(sizes_and_threads);  // MXFP8
+BENCHMARK_TEMPLATE(memcpy_per_32, 153)->Apply(sizes_and_threads);  // MXFP6
+BENCHMARK_TEMPLATE(memcpy_per_32, 145)->Apply(sizes_and_threads);  // MXFP4
+BENCHMARK(delayed_quantize)->Apply(sizes_and_threads);
+BENCHMARK(current_quantize)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e4m3fn, mx_axis::rows)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e5m2, mx_axis::rows)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float6_e3m2fn, mx_axis::rows)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float6_e2m3fn, mx_axis::rows)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float4_e2m1fn, mx_axis::rows)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e4m3fn, mx_axis::columns)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_quantize_matrix, float4_e2m1fn, mx_axis::columns)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_dequantize_rows, float8_e4m3fn)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mx_dequantize_rows, float4_e2m1fn)->Apply(sizes_and_threads);
+
+}  // namespace
+
+BENCHMARK_MAIN();

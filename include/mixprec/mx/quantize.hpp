@@ -1,0 +1,315 @@
+// Quantisation of a float matrix into an MX format and back (OCP MX v1.0 §6.3).
+//
+//   auto m = mixprec::mx_quantize<mixprec::float8_e4m3fn>(a, rows, cols, lda, mixprec::mx_axis::rows);
+//   mixprec::mx_dequantize(m, out, ldo);          // out[r * ldo + c] = m.value(r, c)
+//
+// a is row-major (element (r, c) at a[r * lda + c]).  For each block of 32 elements along the
+// matrix's axis, the scale code comes from the block's amax by the rule chosen (mx/element.hpp:
+// ocp, the default, or round_up), and each element is
+//
+//   P_i = convert<T>(V_i × 2^(127 - code), rounding::nearest_even, overflow::saturate)
+//
+// The multiplier 1/X is an exact power of two, so the product is V_i / X exactly, except where
+// it falls below float's normal range: there float rounds once before the element does, but
+// every such value is below half the smallest subnormal of every MX element type (at least
+// 2^-17 against 2^-126), so nearest-even gives the same code (±0) as from the exact quotient.
+// Blocks with an inf or a NaN take the NaN scale and +0 codes.
+//
+// Speed: each block is one read of its 32 floats on the bulk kernels of the active SIMD path
+// (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert), then packing (fp6, fp4);
+// large matrices are split over bulk_threads() as convert_n is (bulk/dispatch.hpp).  Every path
+// gives the same bits (tests/mx/quantize_test.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../bulk/dispatch.hpp"
+#include "../bulk/simd_path.hpp"
+#include "../convert.hpp"
+#include "../errors.hpp"
+#include "element.hpp"
+#include "matrix.hpp"
+#include "packing.hpp"
+
+namespace mixprec {
+namespace detail {
+
+// A block's multiplier 1/X and, through `code`, its e8m0 scale; 0 for the NaN scale.
+template <class T, mx_scale_rule Rule>
+struct mx_block_factor {
+  float operator()(std::uint32_t amax_bits, std::uint8_t& code) const noexcept {
+    code = mx_scale_code<T>(amax_bits, Rule);
+    return code == mx_nan_scale_code ? 0.0f : mx_scale_reciprocal(code);
+  }
+};
+
+// Calls f(factor) with the block factor of the rule (a compile-time choice inside the kernels).
+template <class T, class F>
+void with_block_factor(mx_scale_rule rule, F f) {
+  if (rule == mx_scale_rule::ocp) {
+    f(mx_block_factor<T, mx_scale_rule::ocp>{});
+  } else {
+    f(mx_block_factor<T, mx_scale_rule::round_up>{});
+  }
+}
+
+// The kernels' block functions one element at a time, for builds without vector kernels.
+struct mx_scalar_kernels {
+  template <class To, class FactorOf>
+  static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
+                            unsigned char* scale_codes, std::size_t scale_stride, FactorOf factor_of) {
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const float* x = in + b * mx_block_size;
+      std::uint32_t largest = 0;
+      for (std::size_t i = 0; i < mx_block_size; ++i) {
+        largest = std::max(largest, bit_cast<std::uint32_t>(x[i]) & 0x7FFF'FFFFu);
+      }
+      std::uint8_t code = 0;
+      const float factor = factor_of(largest, code);
+      scale_codes[b * scale_stride] = code;
+      for (std::size_t i = 0; i < mx_block_size; ++i) {
+        out[b * out_stride + i] =
+            factor == 0.0f ? 0
+                           : static_cast<unsigned char>(
+                                 convert<To>(x[i] * factor, rounding::nearest_even, overflow::saturate).bits());
+      }
+    }
+  }
+  template <class From, bool Scaled>
+  static void decode_to_float(const From* in, std::size_t n, float* out, bool, float scale) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
+  }
+};
+
+// Runs body(kernels) with the vector kernels of the active path, or the scalar ones.
+template <class Body>
+void with_mx_kernels(Body body) {
+  if (!with_kernels(active_simd_path(), body)) body(mx_scalar_kernels{});
+}
+
+// Splits `units` of work over the bulk threads as convert_n splits `elements` (for_each_chunk):
+// run(first, last) on consecutive unit ranges, the thread count following the amount of data.
+template <class Run>
+void for_each_share(std::size_t units, std::size_t elements, Run run) {
+  const auto unit_at = [&](std::size_t x) -> std::size_t {
+    if (x >= elements) return units;
+    return static_cast<std::size_t>(static_cast<long double>(x) * static_cast<long double>(units) /
+                                    static_cast<long double>(elements));
+  };
+  for_each_chunk(elements, [&](std::size_t, std::size_t begin, std::size_t end) {
+    const std::size_t first = unit_at(begin), last = unit_at(end);
+    if (first < last) run(first, last);
+  });
+}
+
+constexpr std::size_t mx_batch_blocks = 64;
+
+// Quantises `count` (<= mx_batch_blocks) blocks of 32 contiguous floats into the blocks
+// first, first + stride, ... of m (storage order).  8-bit codes go straight into the matrix;
+// 6- and 4-bit codes through a buffer, then packed.
+template <class Kernels, class T>
+void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::size_t first, std::size_t stride,
+                     mx_scale_rule rule) {
+  constexpr int bits = mx_element<T>::bits;
+  auto* scales = reinterpret_cast<unsigned char*>(m.scales() + first);
+  with_block_factor<T>(rule, [&](auto factor_of) {
+    if constexpr (bits == 8) {
+      Kernels::template encode_blocks<T>(in, count, m.block_data(first), stride * mx_block_size, scales, stride,
+                                         factor_of);
+    } else {
+      unsigned char codes[mx_batch_blocks * mx_block_size];
+      Kernels::template encode_blocks<T>(in, count, codes, mx_block_size, scales, stride, factor_of);
+      for (std::size_t k = 0; k < count; ++k) {
+        pack_codes<bits>(codes + k * mx_block_size, mx_block_size, m.block_data(first + k * stride));
+      }
+    }
+  });
+}
+
+template <class Kernels, class T>
+void mx_quantize_row_blocks(const float* a, std::size_t lda, mx_matrix<T>& m, std::size_t first, std::size_t last,
+                            mx_scale_rule rule) {
+  const std::size_t per_line = m.blocks_per_line(), full = m.cols() / mx_block_size;
+  for (std::size_t b = first; b < last;) {
+    const std::size_t line = b / per_line, j = b % per_line;
+    const std::size_t line_end = std::min(last, (line + 1) * per_line);
+    const float* row = a + line * lda;
+    const std::size_t whole = std::min(line_end - b, full > j ? full - j : 0);
+    for (std::size_t done = 0; done < whole; done += mx_batch_blocks) {
+      const std::size_t count = std::min(mx_batch_blocks, whole - done);
+      mx_encode_batch<Kernels>(row + (j + done) * mx_block_size, count, m, b + done, 1, rule);
+    }
+    b += whole;
+    if (b < line_end) {  // the line's last block, shorter than 32: padded with zeros
+      float padded[mx_block_size] = {};
+      std::memcpy(padded, row + full * mx_block_size, (m.cols() - full * mx_block_size) * sizeof(float));
+      mx_encode_batch<Kernels>(padded, 1, m, b, 1, rule);
+      ++b;
+    }
+  }
+}
+
+// Column-wise blocks, by stripes of 64 rows (two blocks down each column, so that each column's
+// pair of packed blocks fills whole cache lines): the stripe is read row by row in tiles of
+// 256 columns (1 KiB of each row: whole lines, and runs long enough for the hardware prefetcher;
+// narrower tiles of rows a power-of-two apart miss on every line), each tile transposed into
+// blocks of contiguous floats, block row by block row, for the kernel.
+constexpr std::size_t mx_column_group = 256, mx_stripe_blocks = 2;
+
+template <class Kernels, class T>
+void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m, std::size_t first_stripe,
+                                std::size_t last_stripe, mx_scale_rule rule) {
+  const std::size_t per_line = m.blocks_per_line();
+  std::vector<float> tile(mx_stripe_blocks * mx_column_group * mx_block_size);  // [block row][column × 32 + row]
+  for (std::size_t stripe = first_stripe; stripe < last_stripe; ++stripe) {
+    const std::size_t j0 = stripe * mx_stripe_blocks, blocks = std::min(mx_stripe_blocks, per_line - j0);
+    const std::size_t r0 = j0 * mx_block_size, rows = std::min(blocks * mx_block_size, m.rows() - r0);
+    for (std::size_t c0 = 0; c0 < m.cols(); c0 += mx_column_group) {
+      const std::size_t columns = std::min(mx_column_group, m.cols() - c0);
+      for (std::size_t r = 0; r < blocks * mx_block_size; ++r) {
+        float* row = tile.data() + (r / mx_block_size) * mx_column_group * mx_block_size + r % mx_block_size;
+        if (r < rows) {
+          const float* source = a + (r0 + r) * lda + c0;
+          for (std::size_t c = 0; c < columns; ++c) row[c * mx_block_size] = source[c];
+        } else {  // the columns' last block: zero padding
+          for (std::size_t c = 0; c < columns; ++c) row[c * mx_block_size] = 0.0f;
+        }
+      }
+      for (std::size_t j = 0; j < blocks; ++j) {
+        for (std::size_t c = 0; c < columns; c += mx_batch_blocks) {
+          mx_encode_batch<Kernels>(tile.data() + (j * mx_column_group + c) * mx_block_size,
+                                   std::min(mx_batch_blocks, columns - c), m, m.block_index_unchecked(c0 + c, j0 + j),
+                                   per_line, rule);
+        }
+      }
+    }
+  }
+}
+
+inline void check_mx_arguments(const char* function, const void* matrix, std::size_t rows, std::size_t cols,
+                               std::size_t leading) {
+  if (rows > 0 && cols > 0 && matrix == nullptr) {
+    throw invalid_argument(std::string(function) + ": null matrix pointer for " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " elements");
+  }
+  if (rows > 0 && leading < cols) {
+    throw invalid_argument(std::string(function) + ": leading dimension " + std::to_string(leading) +
+                           " is smaller than the " + std::to_string(cols) + " columns");
+  }
+}
+
+}  // namespace detail
+
+// Quantises the rows × cols float matrix a (row-major, leading dimension lda) into m, which must
+// have the same shape; its axis says along which the blocks run.
+template <class T>
+void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule rule = mx_scale_rule::ocp) {
+  detail::check_mx_arguments("mx_quantize", a, m.rows(), m.cols(), lda);
+  if (rule != mx_scale_rule::ocp && rule != mx_scale_rule::round_up) {
+    throw invalid_argument("mx_quantize: rule is " + std::to_string(static_cast<int>(rule)) + ", not an mx_scale_rule");
+  }
+  const std::size_t elements = m.rows() * m.cols();
+  if (elements == 0) return;
+  detail::with_mx_kernels([&](auto kernels) {
+    using Kernels = decltype(kernels);
+    if (m.axis() == mx_axis::rows) {
+      detail::for_each_share(m.blocks(), elements, [&](std::size_t first, std::size_t last) {
+        detail::mx_quantize_row_blocks<Kernels>(a, lda, m, first, last, rule);
+      });
+    } else {
+      const std::size_t stripes = (m.blocks_per_line() + detail::mx_stripe_blocks - 1) / detail::mx_stripe_blocks;
+      detail::for_each_share(stripes, elements, [&](std::size_t first, std::size_t last) {
+        detail::mx_quantize_column_stripes<Kernels>(a, lda, m, first, last, rule);
+      });
+    }
+  });
+}
+
+template <class T>
+mx_matrix<T> mx_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda, mx_axis axis,
+                         mx_scale_rule rule = mx_scale_rule::ocp) {
+  mx_matrix<T> m(rows, cols, axis);
+  mx_quantize(a, lda, m, rule);
+  return m;
+}
+
+namespace detail {
+
+// The blocks of lines [line0, line0 + lines) that cover positions [position0, position0 +
+// positions) along them, decoded into out (row-major, ldo; out[0] is the region's first element).
+// Whole blocks of a row-wise matrix decode straight into out, the others through a buffer.
+template <class Kernels, class T>
+void mx_dequantize_lines(const mx_matrix<T>& m, std::size_t line0, std::size_t lines, std::size_t position0,
+                         std::size_t positions, float* out, std::size_t ldo) {
+  const bool by_rows = m.axis() == mx_axis::rows;
+  T codes[mx_block_size];
+  float values[mx_block_size];
+  for (std::size_t line = line0; line < line0 + lines; ++line) {
+    for (std::size_t j = position0 / mx_block_size; j * mx_block_size < position0 + positions; ++j) {
+      const std::size_t index = m.block_index_unchecked(line, j);
+      unpack_codes<mx_element<T>::bits>(m.block_data(index), mx_block_size, reinterpret_cast<unsigned char*>(codes));
+      const float scale = mx_scale_value(m.scales()[index].bits());
+      const std::size_t first = std::max(position0, j * mx_block_size);
+      const std::size_t last = std::min(position0 + positions, (j + 1) * mx_block_size);
+      // Decoded up to the last position needed: a count the compiler cannot take for the
+      // constant 32 (which trips a false -Waggressive-loop-optimizations in GCC 12).
+      const std::size_t count = last - j * mx_block_size;
+      if (by_rows && first == j * mx_block_size) {
+        Kernels::template decode_to_float<T, true>(codes, count, out + (line - line0) * ldo + (first - position0),
+                                                   false, scale);
+        continue;
+      }
+      Kernels::template decode_to_float<T, true>(codes, count, values, false, scale);
+      for (std::size_t p = first; p < last; ++p) {
+        const std::size_t r = by_rows ? line - line0 : p - position0, c = by_rows ? p - position0 : line - line0;
+        out[r * ldo + c] = values[p - j * mx_block_size];
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+// out[r * ldo + c] = m.value(r, c) for every element: X × P_i in float, exact (MX values need at
+// most 4 significant bits above 2^-143), ±inf where X × P_i exceeds float's range (possible only
+// under the round_up rule, for blocks with amax near FLT_MAX), NaN in blocks with the NaN scale.
+// Large matrices are split over bulk_threads() by lines.
+template <class T>
+void mx_dequantize(const mx_matrix<T>& m, float* out, std::size_t ldo) {
+  detail::check_mx_arguments("mx_dequantize", out, m.rows(), m.cols(), ldo);
+  const std::size_t elements = m.rows() * m.cols();
+  if (elements == 0) return;
+  const bool by_rows = m.axis() == mx_axis::rows;
+  detail::with_mx_kernels([&](auto kernels) {
+    detail::for_each_share(m.lines(), elements, [&](std::size_t first, std::size_t last) {
+      detail::mx_dequantize_lines<decltype(kernels)>(m, first, last - first, 0, m.line_length(),
+                                                     out + (by_rows ? first * ldo : first), ldo);
+    });
+  });
+}
+
+// Dequantises rows [row0, row0 + rows) × columns [col0, col0 + cols) of m into out (row-major,
+// leading dimension ldo), each value m.value(r, c).
+template <class T>
+void mx_dequantize_region(const mx_matrix<T>& m, std::size_t row0, std::size_t rows, std::size_t col0, std::size_t cols,
+                          float* out, std::size_t ldo) {
+  if (row0 > m.rows() || rows > m.rows() - row0 || col0 > m.cols() || cols > m.cols() - col0) {
+    throw invalid_argument("mx_dequantize_region: rows [" + std::to_string(row0) + ", " + std::to_string(row0 + rows) +
+                           ") × columns [" + std::to_string(col0) + ", " + std::to_string(col0 + cols) +
+                           ") outside the " + std::to_string(m.rows()) + " × " + std::to_string(m.cols()) + " matrix");
+  }
+  detail::check_mx_arguments("mx_dequantize_region", out, rows, cols, ldo);
+  if (rows == 0 || cols == 0) return;
+  const bool by_rows = m.axis() == mx_axis::rows;
+  detail::with_mx_kernels([&](auto kernels) {
+    detail::mx_dequantize_lines<decltype(kernels)>(m, by_rows ? row0 : col0, by_rows ? rows : cols,
+                                                   by_rows ? col0 : row0, by_rows ? cols : rows, out, ldo);
+  });
+}
+
+}  // namespace mixprec

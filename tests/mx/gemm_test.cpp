@@ -1,0 +1,127 @@
+// mx/gemm.hpp with a naive float GEMM of the contract's signature and rounding (test helper only):
+// the result equals, bit for bit, that GEMM applied chunk by chunk to the fully dequantised
+// operands, and lies within the documented bound of the exact product of the dequantised values.
+#include <mixprec/mx/gemm.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "random_floats.hpp"
+
+namespace {
+
+using namespace mixprec;
+
+// The contract (DESIGN.md, "CPU matrix product"): each element's products summed in float in
+// increasing k, then C = alpha * s (beta == 0) or fma(alpha, s, beta * C).
+void naive_float_gemm(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda,
+                      const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      float s = 0.0f;
+      for (std::size_t k = 0; k < K; ++k) s += A[i * lda + k] * B[k * ldb + j];
+      float& c = C[i * ldc + j];
+      c = beta == 0.0f ? alpha * s : std::fma(alpha, s, beta * c);
+    }
+  }
+}
+
+// The library's gemm through mx_gemm's default overload.
+void library_float_gemm(std::size_t M, std::size_t N, std::size_t K, float alpha, const float* A, std::size_t lda,
+                        const float* B, std::size_t ldb, float beta, float* C, std::size_t ldc) {
+  gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <class TA, class TB>
+void check_product(std::size_t M, std::size_t N, std::size_t K, mx_axis axis_a, mx_axis axis_b, std::size_t k_chunk,
+                   float alpha, float beta, bool library_gemm = false) {
+  const auto float_gemm = library_gemm ? library_float_gemm : naive_float_gemm;
+  const std::vector<float> a = gaussian(M * K, 1.0f, 1), b = gaussian(K * N, 1.0f, 2), c0 = gaussian(M * N, 1.0f, 3);
+  const mx_matrix<TA> qa = mx_quantize<TA>(a.data(), M, K, K, axis_a);
+  const mx_matrix<TB> qb = mx_quantize<TB>(b.data(), K, N, N, axis_b);
+  std::vector<float> c = c0;
+  if (library_gemm) {
+    mx_gemm(alpha, qa, qb, beta, c.data(), N, k_chunk);
+  } else {
+    mx_gemm(alpha, qa, qb, beta, c.data(), N, naive_float_gemm, k_chunk);
+  }
+
+  // The same chunked accumulation over the fully dequantised operands.
+  std::vector<float> da(M * K), db(K * N), expected = c0;
+  mx_dequantize(qa, da.data(), K);
+  mx_dequantize(qb, db.data(), N);
+  for (std::size_t k0 = 0; k0 < K; k0 += k_chunk) {
+    const std::size_t depth = std::min(k_chunk, K - k0);
+    std::vector<float> pa(M * depth), pb(depth * N);
+    for (std::size_t i = 0; i < M; ++i) {
+      for (std::size_t k = 0; k < depth; ++k) pa[i * depth + k] = da[i * K + k0 + k];
+    }
+    for (std::size_t k = 0; k < depth; ++k) {
+      for (std::size_t j = 0; j < N; ++j) pb[k * N + j] = db[(k0 + k) * N + j];
+    }
+    float_gemm(M, N, depth, alpha, pa.data(), depth, pb.data(), N, k0 == 0 ? beta : 1.0f, expected.data(), N);
+  }
+  REQUIRE(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
+
+  // Within gamma_(K + K/k_chunk + 1) of the exact product of the dequantised values.
+  const double u = std::ldexp(1.0, -24), n = static_cast<double>(K + (K + k_chunk - 1) / k_chunk + 1);
+  const double gamma = n * u / (1 - n * u);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      double exact = static_cast<double>(beta) * c0[i * N + j], magnitude = std::fabs(exact);
+      for (std::size_t k = 0; k < K; ++k) {
+        const double p = static_cast<double>(alpha) * da[i * K + k] * db[k * N + j];
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      REQUIRE(std::fabs(c[i * N + j] - exact) <= gamma * magnitude);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("mx_gemm equals the float GEMM chunk by chunk on the dequantised operands, within the bound", "[mx]") {
+  check_product<float8_e4m3fn, float8_e4m3fn>(17, 23, 96, mx_axis::rows, mx_axis::columns, 64, 1.0f, 0.0f);
+  check_product<float8_e4m3fn, float8_e5m2>(9, 40, 200, mx_axis::rows, mx_axis::columns, 256, 0.5f, 2.0f);
+  check_product<float6_e3m2fn, float4_e2m1fn>(31, 7, 77, mx_axis::rows, mx_axis::columns, 32, -1.0f, 1.0f);
+  check_product<float6_e2m3fn, float8_e4m3fn>(12, 12, 130, mx_axis::columns, mx_axis::rows, 96, 1.0f, 0.0f);
+  check_product<float4_e2m1fn, float4_e2m1fn>(5, 6, 1, mx_axis::rows, mx_axis::columns, 32, 1.0f, 0.0f);
+}
+
+TEST_CASE("mx_gemm's default overload runs on mixprec::gemm: same chunked result, same bound", "[mx]") {
+  check_product<float8_e4m3fn, float8_e4m3fn>(33, 29, 300, mx_axis::rows, mx_axis::columns, 256, 1.0f, 0.0f, true);
+  check_product<float8_e5m2, float6_e2m3fn>(8, 64, 96, mx_axis::rows, mx_axis::columns, 32, 0.5f, -1.0f, true);
+  check_product<float4_e2m1fn, float8_e4m3fn>(20, 3, 70, mx_axis::columns, mx_axis::rows, 64, 2.0f, 1.0f, true);
+}
+
+TEST_CASE("mx_dequantize_region is the matching part of mx_dequantize", "[mx]") {
+  const std::vector<float> a = gaussian(70 * 45, 1.0f, 4);
+  for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
+    const mx_matrix<float6_e3m2fn> m = mx_quantize<float6_e3m2fn>(a.data(), 70, 45, 45, axis);
+    std::vector<float> whole(70 * 45), part(20 * 30, -1.0f);
+    mx_dequantize(m, whole.data(), 45);
+    mx_dequantize_region(m, 33, 20, 7, 30, part.data(), 30);
+    for (std::size_t r = 0; r < 20; ++r) {
+      for (std::size_t c = 0; c < 30; ++c) REQUIRE(part[r * 30 + c] == whole[(33 + r) * 45 + 7 + c]);
+    }
+    CHECK_THROWS_WITH(mx_dequantize_region(m, 60, 20, 0, 1, part.data(), 1), Catch::Contains("outside the 70 × 45"));
+  }
+}
+
+TEST_CASE("mx_gemm checks its shapes and chunk", "[mx]") {
+  const mx_matrix<float8_e4m3fn> a(4, 64, mx_axis::rows), b(32, 4, mx_axis::columns), b2(64, 4, mx_axis::columns);
+  std::vector<float> c(16, 1.0f);
+  CHECK_THROWS_WITH(mx_gemm(1.0f, a, b, 0.0f, c.data(), 4, naive_float_gemm),
+                    Catch::Contains("4 × 64 but B is 32 × 4"));
+  CHECK_THROWS_WITH(mx_gemm(1.0f, a, b2, 0.0f, c.data(), 4, naive_float_gemm, 48), Catch::Contains("k_chunk is 48"));
+  const mx_matrix<float8_e4m3fn> empty_a(4, 0, mx_axis::rows), empty_b(0, 4, mx_axis::columns);
+  mx_gemm(1.0f, empty_a, empty_b, 0.5f, c.data(), 4, naive_float_gemm);
+  CHECK(c[0] == 0.5f);
+}

@@ -1,0 +1,188 @@
+// The element-wise kernel behind convert_n, quantize_n and dequantize_n on the GPU: a
+// grid-stride loop over 16-byte groups (detail/launch_geometry.hpp), each converted by an
+// operation object, with an optional NaN-aware abs-max reduction of the inputs.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "../convert.cuh"
+#include "../runtime.cuh"
+#include "instruction_fixups.hpp"
+#include "launch_geometry.hpp"
+
+namespace mixprec::gpu::detail {
+
+// a × b in float, rounded to nearest, subnormals kept (no .ftz whatever the compiler flags), with
+// the host's NaN results (fix_product_nan).
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE float multiply_like_host(float a, float b) noexcept {
+  float product = 0;
+  NV_IF_ELSE_TARGET(NV_IS_DEVICE, (asm("mul.rn.f32 %0, %1, %2;" : "=f"(product) : "f"(a), "f"(b));), (product = a * b;))
+  return bit_cast<float>(
+      fix_product_nan(bit_cast<std::uint32_t>(a), bit_cast<std::uint32_t>(b), bit_cast<std::uint32_t>(product)));
+}
+
+// |x| as bits, every NaN as float's canonical quiet NaN: the maximum of these is quantize_n's
+// amax (the largest magnitude, or NaN if any input was NaN), and compares as an unsigned integer.
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE std::uint32_t magnitude_bits(float x) noexcept {
+  const std::uint32_t m = bit_cast<std::uint32_t>(x) & float_magnitude_bits;
+  return m > float_infinity_bits ? 0x7FC0'0000u : m;
+}
+
+// A scale given as a value or as a pointer to device memory (read once per thread, so that a
+// scale computed on the device by an earlier kernel needs no host round trip).
+struct scale_source {
+  const float* device = nullptr;
+  float value = 1.0f;
+  __device__ float read() const { return device != nullptr ? *device : value; }
+};
+
+template <class T>
+struct is_float : std::is_same<T, float> {};
+
+// The operations.  Each has `bind()` (run once per thread, e.g. to read the scale), and on the
+// bound object `one(x)` and `pair(x0, x1, y0, y1)`.
+template <class From, class To>
+struct convert_op {
+  rounding r;
+  overflow o;
+  __device__ convert_op bind() const { return *this; }
+  __device__ To one(From x) const {
+    if constexpr (is_float<From>::value) {
+      return gpu::convert<To>(x, r, o);
+    } else if constexpr (is_float<To>::value) {
+      return gpu::to_float(x);
+    } else {
+      return generic_convert<To>(x, r, o);  // minifloat -> minifloat: the generic conversion
+    }
+  }
+  __device__ void pair(From x0, From x1, To& y0, To& y1) const {
+    if constexpr (is_float<From>::value) {
+      gpu::convert_pair(x0, x1, y0, y1, r, o);
+    } else if constexpr (is_float<To>::value) {
+      gpu::to_float_pair(x0, x1, y0, y1);
+    } else {
+      y0 = one(x0);
+      y1 = one(x1);
+    }
+  }
+};
+
+// The scaled operations read their scale once per thread (bind()).
+template <class Derived>
+struct scaled_op {
+  scale_source scale;
+  float bound_scale = 1.0f;
+  __device__ Derived bind() const {
+    Derived bound = static_cast<const Derived&>(*this);
+    bound.bound_scale = scale.read();
+    return bound;
+  }
+};
+
+// quantize_n: To(x × scale), as the host's quantize_n (bulk/quantize.hpp).
+template <class To>
+struct quantize_op : scaled_op<quantize_op<To>> {
+  rounding r;
+  overflow o;
+  __device__ To one(float x) const { return gpu::convert<To>(multiply_like_host(x, this->bound_scale), r, o); }
+  __device__ void pair(float x0, float x1, To& y0, To& y1) const {
+    gpu::convert_pair(multiply_like_host(x0, this->bound_scale), multiply_like_host(x1, this->bound_scale), y0, y1, r,
+                      o);
+  }
+};
+
+// dequantize_n: float(q) × scale.
+template <class From>
+struct dequantize_op : scaled_op<dequantize_op<From>> {
+  __device__ float one(From q) const { return multiply_like_host(gpu::to_float(q), this->bound_scale); }
+  __device__ void pair(From q0, From q1, float& y0, float& y1) const {
+    gpu::to_float_pair(q0, q1, y0, y1);
+    y0 = multiply_like_host(y0, this->bound_scale);
+    y1 = multiply_like_host(y1, this->bound_scale);
+  }
+};
+
+// The block's largest magnitude bits into *amax_bits (atomicMax on the float's bits, which order
+// as unsigned integers for non-negative floats, the canonical NaN above infinity).
+__device__ inline void reduce_amax(std::uint32_t largest, unsigned* amax_bits) {
+  __shared__ unsigned warp_largest[elementwise_block_threads / 32];
+  NV_IF_ELSE_TARGET(NV_PROVIDES_SM_80, (largest = __reduce_max_sync(0xFFFF'FFFFu, largest);),
+                    (for (int offset = 16; offset > 0; offset /= 2) {
+                      const std::uint32_t other = __shfl_down_sync(0xFFFF'FFFFu, largest, offset);
+                      largest = other > largest ? other : largest;
+                    } largest = __shfl_sync(0xFFFF'FFFFu, largest, 0);))
+  const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) warp_largest[warp] = largest;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    std::uint32_t block_largest = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w)
+      block_largest = warp_largest[w] > block_largest ? warp_largest[w] : block_largest;
+    if (block_largest != 0) atomicMax(amax_bits, block_largest);
+  }
+}
+
+template <class From, class To, class Op, bool TrackAmax>
+__global__ void __launch_bounds__(elementwise_block_threads)
+    elementwise_kernel(const From* __restrict__ in, To* __restrict__ out, elementwise_plan plan, Op op,
+                       unsigned* amax_bits) {
+  constexpr unsigned group = vector_bytes / (sizeof(From) < sizeof(To) ? sizeof(From) : sizeof(To));
+  constexpr unsigned loads = group * sizeof(From) / vector_bytes;
+  constexpr unsigned stores = group * sizeof(To) / vector_bytes;
+  static_assert(group % 2 == 0 && loads >= 1 && stores >= 1, "a group is whole 16-byte vectors on both sides");
+
+  const Op bound = op.bind();
+  const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  const std::uint64_t stride = gridDim.x * static_cast<std::uint64_t>(blockDim.x);
+  std::uint32_t largest = 0;
+
+  const std::uint64_t singles = plan.single_count();
+  for (std::uint64_t i = first; i < singles; i += stride) {
+    const std::uint64_t index = plan.single_index(i);
+    const From x = in[index];
+    if constexpr (TrackAmax) largest = max(largest, magnitude_bits(x));
+    out[index] = bound.one(x);
+  }
+
+  for (std::uint64_t g = first; g < plan.groups; g += stride) {
+    const std::uint64_t base = plan.head + g * group;
+    uint4 raw_in[loads];
+    const uint4* source = reinterpret_cast<const uint4*>(in + base);
+#pragma unroll
+    for (unsigned v = 0; v < loads; ++v) raw_in[v] = source[v];
+    From x[group];
+    std::memcpy(x, raw_in, sizeof x);
+    To y[group];
+#pragma unroll
+    for (unsigned e = 0; e < group; e += 2) bound.pair(x[e], x[e + 1], y[e], y[e + 1]);
+    if constexpr (TrackAmax) {
+#pragma unroll
+      for (unsigned e = 0; e < group; ++e) largest = max(largest, magnitude_bits(x[e]));
+    }
+    uint4 raw_out[stores];
+    std::memcpy(raw_out, y, sizeof y);
+    uint4* target = reinterpret_cast<uint4*>(out + base);
+#pragma unroll
+    for (unsigned v = 0; v < stores; ++v) target[v] = raw_out[v];
+  }
+
+  if constexpr (TrackAmax) reduce_amax(largest, amax_bits);
+}
+
+// Validates the arrays (null pointers, overlap: invalid_argument, as the host's convert_n), plans
+// the split and launches on the stream.  amax_bits: nullptr, or device memory that the kernel
+// max-reduces into.
+template <bool TrackAmax, class From, class To, class Op>
+void launch_elementwise(const char* function, const From* in, std::size_t n, To* out, Op op, unsigned* amax_bits,
+                        cudaStream_t stream) {
+  if (n == 0) return;
+  const elementwise_plan plan = plan_elementwise(reinterpret_cast<std::uintptr_t>(in), sizeof(From),
+                                                 reinterpret_cast<std::uintptr_t>(out), sizeof(To), n);
+  const launch_shape shape = grid_for(plan, current_device(function).multiprocessors);
+  elementwise_kernel<From, To, Op, TrackAmax><<<shape.blocks, shape.threads, 0, stream>>>(in, out, plan, op, amax_bits);
+  check_launch(function);
+}
+
+}  // namespace mixprec::gpu::detail

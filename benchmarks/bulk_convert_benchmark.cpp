@@ -12,6 +12,8 @@
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/types.hpp>
 
+#include "benchmark_support.hpp"
+
 #include <cstring>
 #include <random>
 #include <thread>
@@ -20,19 +22,6 @@
 namespace {
 
 using namespace mixprec;
-
-const std::vector<float>& gaussian_input(std::size_t n) {
-  static std::vector<float> data;
-  if (data.size() < n) {
-    data.resize(n);
-    std::mt19937 generator(1);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    for (float& x : data) x = normal(generator);
-  }
-  return data;
-}
-
-std::size_t elements(const benchmark::State& state) { return static_cast<std::size_t>(state.range(0)); }
 
 template <class T>
 void report(benchmark::State& state, std::size_t bytes_per_element) {
@@ -45,21 +34,7 @@ void report(benchmark::State& state, std::size_t bytes_per_element) {
 // memcpy of the same traffic, on range(1) threads.
 template <std::size_t BytesPerElement>
 void memcpy_same_bytes(benchmark::State& state) {
-  const std::size_t bytes = elements(state) * BytesPerElement / 2;
-  std::vector<char> from(bytes, 1), to(bytes, 2);
-  const auto threads = static_cast<std::size_t>(state.range(1));
-  for (auto _ : state) {
-    std::vector<std::thread> helpers;
-    const std::size_t part = bytes / threads;
-    for (std::size_t t = 1; t < threads; ++t) {
-      helpers.emplace_back([&, t] {
-        std::memcpy(to.data() + t * part, from.data() + t * part, t + 1 == threads ? bytes - t * part : part);
-      });
-    }
-    std::memcpy(to.data(), from.data(), threads == 1 ? bytes : part);
-    for (auto& h : helpers) h.join();
-    benchmark::ClobberMemory();
-  }
+  copy_same_traffic(state, elements(state) * BytesPerElement);
   report<char>(state, BytesPerElement);
 }
 

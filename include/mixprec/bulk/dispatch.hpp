@@ -227,10 +227,17 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
     if (has_kernels) {  // between two minifloats: through a float block (exact), then one rounding
       constexpr std::size_t block = 512;
       float staged[block];
+      const round_mode mode = to_round_mode(r);
       for (std::size_t i = 0; i < n; i += block) {
         const std::size_t m = n - i < block ? n - i : block;
         convert_n_vectorised(path, in + i, m, staged, rounding::nearest_even, overflow::non_finite, false);
         convert_n_vectorised(path, staged, m, out + i, r, o, false);
+        // A NaN's payload does not survive the float stage (float -> To gives To's canonical NaN),
+        // while the direct conversion keeps what the target can hold (docs/decisions.md, "NaN"):
+        // redo those elements with the scalar conversion.
+        for (std::size_t k = 0; k < m; ++k) {
+          if (staged[k] != staged[k]) out[i + k] = convert_value<To>(in[i + k], mode, o, 0);
+        }
       }
       return;
     }

@@ -107,8 +107,10 @@ struct kernels {
 
   // One vector of float -> To for one rounding mode: the codes in 32-bit lanes, and in `exact`
   // the lanes they are right for (the others need the scalar function).
-  // With Mode == stochastic, `random` holds each lane's 32 random bits.
-  template <class To, round_mode Mode>
+  // With Mode == stochastic, `random` holds each lane's 32 random bits.  With SaturateFinite,
+  // for inputs the caller knows to be finite, results beyond To's largest finite value become it
+  // (overflow::saturate) and those lanes are exact too.
+  template <class To, round_mode Mode, bool SaturateFinite = false>
   static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact,
                                                             typename ops::vec random = typename ops::vec{}) {
     using format = typename To::format;
@@ -126,7 +128,10 @@ struct kernels {
     } else {
       rounded = round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x);
     }
-    const vec result = ops::sub(rounded, ops::set1(static_cast<std::uint32_t>(window::rebias)));
+    vec result = ops::sub(rounded, ops::set1(static_cast<std::uint32_t>(window::rebias)));
+    if constexpr (SaturateFinite) {
+      result = ops::min_u(result, ops::set1(static_cast<std::uint32_t>(to::max_finite_magnitude)));
+    }
     // At and above the window's top (2^(max_exponent+1), infinity, NaN) the result exceeds the
     // largest finite code, so this one comparison also rejects those lanes.
     exact = ops::less_equal(result, ops::set1(static_cast<std::uint32_t>(to::max_finite_magnitude)));
@@ -440,5 +445,52 @@ struct kernels {
       if constexpr (Multiply) g[i] = g[i] * factor;
     }
     return result;
+  }
+
+  // Block quantisation for the OCP MX formats (mx/quantize.hpp): `blocks` blocks of 32 floats
+  // at in + 32 b.  For each, the largest |x| (as float bits, NaN bits above infinity's) goes to
+  // `factor_of(largest, code)`, which stores the block's scale code in `code` and returns the
+  // power of two to multiply by; the codes (one byte each) of
+  // convert<To>(x × factor, nearest_even, saturate) go to out + b × out_stride, the scale code to
+  // scale_codes[b × scale_stride].  A factor of 0 marks a block with no finite scale (inf or NaN
+  // in it): its codes are all zero.  Otherwise every x × factor is finite (the factor comes from
+  // the block's finite amax), so saturation is a clamp of the rounded code, and every lane is
+  // exact: encode_lanes rejects only lanes at or above To's largest finite value (clamped here),
+  // NaN and infinity (absent), and, below the normal range, nothing for a signed format with
+  // subnormals whose smallest quantum is a float normal under nearest-even (asserted below).
+  // tests/mx/quantize_test.cpp checks every path against the scalar function bit for bit.
+  template <class To, class FactorOf>
+  static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
+                            unsigned char* scale_codes, std::size_t scale_stride, FactorOf factor_of) {
+    using vec = typename ops::vec;
+    using to = format_traits<typename To::format>;
+    static_assert(to::storage_bits == 8 && to::is_signed && to::has_subnormals && to::min_quantum_exponent >= -126,
+                  "the MX element types: one byte, signed, subnormals within float's normal range");
+    constexpr std::size_t width = ops::width, block = 32, vectors = block / width;
+    static_assert(block % width == 0, "a block is a whole number of vectors");
+    const vec absolute = ops::set1(0x7FFF'FFFFu);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const float* x = in + b * block;
+      unsigned char* o = out + b * out_stride;
+      vec v[vectors];
+      vec largest = ops::set1(0);
+#pragma GCC unroll 8
+      for (std::size_t k = 0; k < vectors; ++k) {
+        v[k] = ops::load(x + k * width);
+        largest = ops::max_u(largest, ops::and_(v[k], absolute));
+      }
+      std::uint8_t code = 0;
+      const float factor = factor_of(ops::horizontal_max_u(largest), code);
+      scale_codes[b * scale_stride] = code;
+      // All ones, or zero for a block without a finite scale: a mask, not a branch, so that the
+      // loop's constants stay in registers.
+      const vec keep = ops::set1(0u - static_cast<std::uint32_t>(factor != 0.0f));
+#pragma GCC unroll 8
+      for (std::size_t k = 0; k < vectors; ++k) {
+        typename ops::mask exact;
+        const vec codes = encode_lanes<To, round_mode::nearest_even, true>(ops::multiply_float(v[k], factor), exact);
+        ops::template store_codes<8>(o + k * width, ops::and_(codes, keep), false);
+      }
+    }
   }
 };  // struct kernels

@@ -5,6 +5,7 @@
 #      every label CI runs: unit, exhaustive (the CI subset), reference, install
 #   3. Release, C++20, warnings as errors: unit
 #   4. AddressSanitizer + UndefinedBehaviorSanitizer, C++17: unit
+#   5. ThreadSanitizer, C++17: the tests that run threads (label `threads`)
 # Any warning, failing test or sanitizer report fails the run.  Build trees go to build/ci-*.
 # The full exhaustive matrix is not run here: `ctest --test-dir build/ci-release17 -L exhaustive_full`.
 set -euo pipefail
@@ -42,7 +43,7 @@ configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 
 build build/ci-release17
 stage "clang-tidy (.clang-tidy) over the examples, which include every host header"
 clang-tidy -p build/ci-release17 --quiet --extra-arg=-std=c++17 examples/readme_tour/readme_tour.cpp \
-  examples/format_table/format_table.cpp
+  examples/loss_scaler_tour/loss_scaler_tour.cpp examples/format_comparison/format_comparison.cpp
 stage "Release, C++17: unit, install and MPI tests"
 ctest --test-dir build/ci-release17 -L 'unit|install|mpi' -j"$jobs" --output-on-failure
 stage "Release, C++17: exhaustive (CI subset) and reference tests"
@@ -62,5 +63,12 @@ build build/ci-sanitize
 stage "Sanitizers: unit tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/ci-sanitize -L unit -j"$jobs" --output-on-failure
+
+stage "ThreadSanitizer, C++17: build the tests labelled threads"
+configure build/ci-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
+  -DMIXPREC_SANITIZE=thread -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_SWEEPS=OFF
+cmake --build build/ci-tsan -j"$jobs" --target thread_tests
+stage "ThreadSanitizer: the tests labelled threads"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build/ci-tsan -L threads --output-on-failure
 
 stage "all checks passed"

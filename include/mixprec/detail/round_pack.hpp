@@ -119,7 +119,8 @@ MIXPREC_HOST_DEVICE constexpr typename format_traits<To>::storage_type round_pac
   // 4. Keep the bits down to the last place and round by what was cut off.
   std::uint64_t kept = 0;
   if (shift <= 0) {
-    kept = significand << -shift;  // exact; kept < 2^precision, so no bit is lost
+    if (-shift >= 64) MIXPREC_UNREACHABLE();  // e <= max_exponent bounds it; clang-analyzer cannot see that
+    kept = significand << -shift;             // exact; kept < 2^precision, so no bit is lost
   } else {
     std::uint64_t lost = significand;  // the cut-off bits, worth lost × 2^(exponent)
     if (shift < 64) {

@@ -1,0 +1,75 @@
+// Bulk conversion speed on this machine: convert_n from float to T (encode) and from T to float
+// (decode), on one thread, against memcpy of a float array of the same length.
+//
+// GB/s counts bytes read plus bytes written, as docs/performance.md does.  Each figure is the
+// median of three timings of at least `min_seconds` each; the benchmarks under benchmarks/ (Google
+// Benchmark) give the careful figures, this is the quick look a user gets on their own machine.
+#pragma once
+
+#include <mixprec/bulk/convert_n.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+namespace mixprec_example {
+
+// Publishes a buffer's address in a volatile variable: from then on the compiler must assume that
+// any call it cannot see into (the clock) may read the buffer, so it keeps every write to it, even
+// the repeated identical ones of a timing loop.
+inline const void* volatile published_buffer = nullptr;
+inline void keep_writes_to(const void* buffer) { published_buffer = buffer; }
+
+// Seconds per call of f: calls it until min_seconds have passed, three times over, and takes the
+// median of the three averages (a single slow pass, another process taking the core, does not
+// decide the figure).
+template <class F>
+double seconds_per_call(F&& f, double min_seconds) {
+  using clock = std::chrono::steady_clock;
+  f();  // warm the caches and fault the pages in
+  double timings[3];
+  for (double& t : timings) {
+    std::size_t calls = 0;
+    const clock::time_point start = clock::now();
+    double elapsed = 0;
+    do {
+      f();
+      ++calls;
+      elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    } while (elapsed < min_seconds);
+    t = elapsed / static_cast<double>(calls);
+  }
+  std::sort(timings, timings + 3);
+  return timings[1];
+}
+
+struct conversion_speed {
+  double encode_gb_per_s;  // float -> T
+  double decode_gb_per_s;  // T -> float
+};
+
+template <class T>
+conversion_speed measure_conversion_speed(const std::vector<float>& input, double min_seconds) {
+  const std::size_t n = input.size();
+  std::vector<T> narrow(n);
+  std::vector<float> wide(n);
+  keep_writes_to(narrow.data());
+  keep_writes_to(wide.data());
+  const double bytes = static_cast<double>(n * (sizeof(float) + sizeof(T)));
+  const double encode = seconds_per_call([&] { mixprec::convert_n(input.data(), n, narrow.data()); }, min_seconds);
+  const double decode = seconds_per_call([&] { mixprec::convert_n(narrow.data(), n, wide.data()); }, min_seconds);
+  return {bytes / encode / 1e9, bytes / decode / 1e9};
+}
+
+// The physical limit for comparison: copying the float array (read 4n bytes, write 4n).
+inline double memcpy_gb_per_s(const std::vector<float>& input, double min_seconds) {
+  std::vector<float> copy(input.size());
+  keep_writes_to(copy.data());
+  const std::size_t bytes = input.size() * sizeof(float);
+  const double seconds = seconds_per_call([&] { std::memcpy(copy.data(), input.data(), bytes); }, min_seconds);
+  return 2.0 * static_cast<double>(bytes) / seconds / 1e9;
+}
+
+}  // namespace mixprec_example

@@ -1,0 +1,270 @@
+// One training run of train_digits: a recipe (precision and loss scaling), the data, and the
+// loop that uses mixprec's autocast and loss_scaler the way a training script does.
+//
+// Each step: forward under autocast (or the fp8 / MX layers), the loss scaled by the loss
+// scaler, backward, unscale with the inf/NaN check, the optimizer step unless that check failed,
+// the scaler's update, and (fp8) the end-of-step update of the delayed-scaling recipe.
+#pragma once
+
+#include <mixprec/mixprec.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/digits.hpp"
+#include "common/random.hpp"
+#include "model.hpp"
+
+namespace train_digits {
+
+enum class scaling { none, fixed, dynamic, hysteresis };
+
+inline const char* to_string(precision p) {
+  switch (p) {
+    case precision::fp32:
+      return "fp32";
+    case precision::fp16:
+      return "fp16";
+    case precision::bf16:
+      return "bf16";
+    case precision::fp8:
+      return "fp8";
+    case precision::mxfp8:
+      return "mxfp8";
+  }
+  return "?";
+}
+inline const char* to_string(scaling s) {
+  switch (s) {
+    case scaling::none:
+      return "none";
+    case scaling::fixed:
+      return "static";
+    case scaling::dynamic:
+      return "dynamic";
+    case scaling::hysteresis:
+      return "hysteresis";
+  }
+  return "?";
+}
+
+struct recipe {
+  precision p = precision::fp32;
+  scaling s = scaling::none;
+  std::string name() const { return std::string(to_string(p)) + "/" + to_string(s); }
+};
+
+struct training_options {
+  int epochs = 20;
+  std::uint64_t seed = 1;
+  std::size_t batch = 64;
+  float learning_rate = 0.05f;
+  float momentum = 0.9f;
+  // The loss is multiplied by 2^-gradient_shift and the learning rate by 2^gradient_shift: the
+  // float32 trajectory is the same bit for bit (powers of two are exact), and every gradient is
+  // 2^gradient_shift times smaller, the regime in which float16 gradients underflow.
+  int gradient_shift = 18;
+  float static_scale = 65536.0f;  // static_scaling's scale
+  int growth_interval = 10;       // of dynamic and hysteresis scaling (short runs; PyTorch: 2000)
+  bool progress = false;          // a progress line on stderr within each epoch
+};
+
+struct epoch_record {
+  int epoch = 0;
+  double loss = 0;  // mean training loss of the epoch (cross-entropy, without the shift)
+  double train_accuracy = 0, test_accuracy = 0;
+  float scale = 1;
+  std::int64_t skipped = 0;  // skipped steps so far
+  double seconds = 0;        // wall time so far
+  double flushed = 0;        // mean share of weight-gradient elements flushed to zero (fp16/bf16)
+};
+
+struct step_record {
+  std::int64_t step = 0;
+  double loss = 0;
+  float scale = 1;  // the scale this step used
+  bool skipped = false;
+};
+
+struct run_result {
+  recipe r;
+  std::vector<epoch_record> epochs;
+  std::vector<step_record> steps;
+  std::size_t master_bytes = 0;      // float32 weights and biases
+  std::size_t cast_bytes = 0;        // low-precision copies the autocast cache held in a step
+  std::size_t activation_bytes = 0;  // what one batch's forward keeps for the backward
+  double best_loss() const {
+    double best = epochs.empty() ? 0 : epochs.front().loss;
+    for (const epoch_record& e : epochs) best = std::min(best, e.loss);
+    return best;
+  }
+};
+
+// The four scalers behind one type; the training step visits the one in use.
+using any_scaler =
+    std::variant<mixprec::loss_scaler<mixprec::no_scaling>, mixprec::loss_scaler<mixprec::static_scaling>,
+                 mixprec::loss_scaler<mixprec::dynamic_scaling>, mixprec::loss_scaler<mixprec::hysteresis_scaling>>;
+
+inline any_scaler make_scaler(scaling s, const training_options& o) {
+  switch (s) {
+    case scaling::none:
+      return mixprec::loss_scaler<mixprec::no_scaling>{};
+    case scaling::fixed: {
+      mixprec::static_scaling policy;
+      policy.scale = o.static_scale;
+      return mixprec::loss_scaler<mixprec::static_scaling>{policy};
+    }
+    case scaling::dynamic: {
+      mixprec::dynamic_scaling policy;
+      policy.growth_interval = o.growth_interval;
+      return mixprec::loss_scaler<mixprec::dynamic_scaling>{policy};
+    }
+    case scaling::hysteresis: {
+      mixprec::hysteresis_scaling policy;  // Megatron-LM's rules
+      policy.growth_interval = o.growth_interval;
+      return mixprec::loss_scaler<mixprec::hysteresis_scaling>{policy};
+    }
+  }
+  return mixprec::loss_scaler<mixprec::no_scaling>{};
+}
+
+// The images of `part` listed in `rows` as a batch: pixels scaled to [0, 1].
+inline matrix batch_of(const mixprec_example::digits_data& part, const std::vector<std::size_t>& order,
+                       std::size_t first, std::size_t count, std::vector<int>& labels) {
+  constexpr std::size_t pixels = mixprec_example::digits_data::pixels_per_image;
+  matrix x(dtype::float32, count, pixels);
+  labels.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t sample = order[first + i];
+    for (std::size_t j = 0; j < pixels; ++j) {
+      x.data<float>()[i * pixels + j] = part.image(sample)[j] / mixprec_example::digits_data::max_pixel;
+    }
+    labels[i] = part.labels[sample];
+  }
+  return x;
+}
+
+// The share of `part` the model classifies right (forward in the recipe's precision; an fp8
+// recipe's state is copied so that evaluating does not move its amax histories).
+inline double accuracy(const mlp& model, const mixprec_example::digits_data& part, precision p,
+                       const ops::fp8_training* fp8) {
+  std::vector<std::size_t> all(part.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<int> labels;
+  const matrix x = batch_of(part, all, 0, all.size(), labels);
+  std::optional<ops::fp8_training> fp8_copy;
+  if (fp8 != nullptr) fp8_copy = *fp8;
+  mixprec::dynamic_autocast_scope amp(autocast_dtype(p));
+  const matrix logits = model.forward(x, p, fp8_copy ? &*fp8_copy : nullptr).logits.to(dtype::float32);
+  std::size_t right = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < logits.cols(); ++c) best = logits.value(i, c) > logits.value(i, best) ? c : best;
+    right += static_cast<int>(best) == labels[i] ? std::size_t{1} : std::size_t{0};
+  }
+  return static_cast<double>(right) / static_cast<double>(labels.size());
+}
+
+inline run_result train(const recipe& r, const mixprec_example::digits_split& data, const training_options& o,
+                        const std::function<void(const epoch_record&)>& on_epoch) {
+  run_result result;
+  result.r = r;
+  mlp model(layer_sizes{}, o.seed);
+  result.master_bytes = model.master_bytes();
+  std::vector<matrix> velocity;
+  for (std::size_t l = 0; l < mlp::layers; ++l) {
+    velocity.push_back(matrix(dtype::float32, model.weight(l).value().rows(), model.weight(l).value().cols()));
+    velocity.push_back(matrix(dtype::float32, 1, model.bias(l).value().cols()));
+  }
+  any_scaler scaler = make_scaler(r.s, o);
+  std::optional<ops::fp8_training> fp8;
+  if (r.p == precision::fp8) fp8.emplace(mixprec::delayed_scaling{}, mlp::layers);
+  const float shift = std::ldexp(1.0f, -o.gradient_shift);
+  const float learning_rate = o.learning_rate / shift;  // exact: a power of two
+  const bool measure_flush = r.p == precision::fp16 || r.p == precision::bf16;
+
+  mixprec_example::reproducible_random shuffler(o.seed ^ 0x5eedu);
+  std::vector<std::size_t> order(data.train.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t step = 0, skipped = 0;
+  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+    shuffler.shuffle(order);
+    double loss_sum = 0, flushed_sum = 0;
+    std::size_t batches = 0;
+    for (std::size_t first = 0; first < order.size(); first += o.batch, ++batches, ++step) {
+      if (o.progress) {
+        std::fprintf(stderr, "\r  %s epoch %d: batch %zu/%zu", r.name().c_str(), epoch, batches + 1,
+                     (order.size() + o.batch - 1) / o.batch);
+      }
+      std::vector<int> labels;
+      const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
+      std::visit(
+          [&](auto& s) {
+            const float scale = s.get_scale();
+            std::array<ops::linear_grads, mlp::layers> grads;
+            double loss = 0;
+            {
+              mixprec::dynamic_autocast_scope amp(autocast_dtype(r.p));
+              const activations a = model.forward(x, r.p, fp8 ? &*fp8 : nullptr);
+              loss = ops::cross_entropy(a.logits, labels);
+              // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
+              const float grad_loss = scale * shift;
+              grads = model.backward(a, x, labels, grad_loss, r.p, fp8 ? &*fp8 : nullptr);
+              if (measure_flush) flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
+              result.activation_bytes = a.bytes();
+              result.cast_bytes = mixprec::autocast_cache_statistics().bytes;
+            }
+            std::vector<mixprec::gradient_view> views;
+            for (auto& g : grads) {
+              views.emplace_back(g.weight.data<float>(), g.weight.size());
+              views.emplace_back(g.bias.data<float>(), g.bias.size());
+            }
+            const bool finite = s.unscale(views);
+            s.step([&] {  // SGD with momentum on the float32 masters
+              for (std::size_t l = 0; l < mlp::layers; ++l) {
+                const matrix* gradient[2] = {&grads[l].weight, &grads[l].bias};
+                parameter* target[2] = {&model.weight(l), &model.bias(l)};
+                for (std::size_t k = 0; k < 2; ++k) {
+                  float* v = velocity[2 * l + k].data<float>();
+                  const float* g = gradient[k]->data<float>();
+                  target[k]->modify([&](matrix& w) {
+                    float* p = w.data<float>();
+                    for (std::size_t i = 0; i < w.size(); ++i) {
+                      v[i] = o.momentum * v[i] + g[i];
+                      p[i] -= learning_rate * v[i];
+                    }
+                  });
+                }
+              }
+            });
+            s.update();
+            if (fp8) fp8->update();
+            skipped += finite ? 0 : 1;
+            loss_sum += loss;
+            result.steps.push_back({step, loss, scale, !finite});
+          },
+          scaler);
+    }
+    epoch_record e;
+    e.epoch = epoch;
+    e.loss = loss_sum / static_cast<double>(batches);
+    e.train_accuracy = accuracy(model, data.train, r.p, fp8 ? &*fp8 : nullptr);
+    e.test_accuracy = accuracy(model, data.test, r.p, fp8 ? &*fp8 : nullptr);
+    e.scale = std::visit([](auto& s) { return s.get_scale(); }, scaler);
+    e.skipped = skipped;
+    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    e.flushed = measure_flush ? flushed_sum / static_cast<double>(batches) : 0.0;
+    if (o.progress) std::fprintf(stderr, "\r%60s\r", "");
+    result.epochs.push_back(e);
+    if (on_epoch) on_epoch(e);
+  }
+  return result;
+}
+
+}  // namespace train_digits

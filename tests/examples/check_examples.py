@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Runs an example in quick mode and checks its output for structure and key facts.
+
+    check_examples.py format_comparison <binary> <scratch directory>
+    check_examples.py loss_scaler_tour  <binary> <scratch directory>
+    check_examples.py train_digits      <binary> <scratch directory>
+
+Every check prints what it looked at when it fails; the exit status is 1 on any failure.
+Standard library only (csv, json, xml.etree), so that CI needs nothing beyond python3.
+"""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAILED: " + what)
+
+
+def run(binary, *arguments):
+    result = subprocess.run([binary, *arguments], capture_output=True, text=True, timeout=600)
+    return result.returncode, result.stdout, result.stderr
+
+
+def csv_sections(text):
+    """The tables of a --csv report (separated by blank lines) as lists of dicts."""
+    blocks = [b for b in text.split("\n\n") if b.strip()]
+    return [list(csv.DictReader(io.StringIO(b))) for b in blocks]
+
+
+def check_refusal(binary, arguments, status, *phrases):
+    code, out, err = run(binary, *arguments)
+    shown = " ".join(arguments)
+    check(code == status, f"'{shown}' exits with status {status} (got {code}; stderr: {err.strip()})")
+    for phrase in phrases:
+        check(phrase in err, f"'{shown}' explains itself on stderr with '{phrase}' (stderr: {err.strip()})")
+    check(out == "", f"'{shown}' prints nothing on stdout")
+
+
+FORMATS = ["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+           "float8_e5m2fnuz", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu"]
+VALUE_FORMATS = FORMATS[:-1]  # e8m0 is a scale format: not measured as a format for values
+MX_ELEMENTS = ["float8_e4m3fn", "float8_e5m2", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn"]
+
+
+def check_format_comparison(binary, scratch):
+    svg_path = os.path.join(scratch, "accumulation.svg")
+    code, out, err = run(binary, "--quick", "--csv", "--svg", svg_path)
+    check(code == 0, f"--quick --csv succeeds (status {code}, stderr {err})")
+    sections = csv_sections(out)
+    check(len(sections) == 5, f"five CSV sections (got {len(sections)})")
+    if len(sections) != 5:
+        return
+    range_rows, conversion, block, accumulation, throughput = sections
+
+    # Range table: every format, the well-known limits.
+    check([r["format"] for r in range_rows] == FORMATS, "the range table lists every format in order")
+    check(list(range_rows[0].keys()) ==
+          ["format", "bits", "exponent_bits", "mantissa_bits", "bias", "max", "min_normal", "min_subnormal",
+           "epsilon", "decimal_digits", "range_decades", "range_binades", "infinity", "nan", "gigabytes_7b"],
+          f"the range table's columns (got {list(range_rows[0].keys())})")
+    by_format = {r["format"]: r for r in range_rows}
+    expected_max = {"float16": 65504, "bfloat16": 3.3895e38, "float8_e4m3fn": 448, "float8_e5m2": 57344,
+                    "float8_e4m3fnuz": 240, "float8_e5m2fnuz": 57344, "float6_e3m2fn": 28, "float6_e2m3fn": 7.5,
+                    "float4_e2m1fn": 6}
+    for name, value in expected_max.items():
+        got = float(by_format[name]["max"])
+        check(abs(got - value) <= 1e-4 * value, f"{name} max is {value} (got {got})")
+    check(by_format["float16"]["bits"] == "16" and by_format["float16"]["mantissa_bits"] == "10",
+          "float16 has 16 bits, 10 of mantissa")
+    check(float(by_format["float16"]["min_subnormal"]) == 5.9605e-08, "float16's smallest subnormal is 2^-24")
+    check(by_format["float8_e4m3fn"]["infinity"] == "no" and by_format["float8_e5m2"]["infinity"] == "yes",
+          "e4m3fn has no infinity, e5m2 has one")
+    check(float(by_format["float4_e2m1fn"]["gigabytes_7b"]) == 3.5, "7e9 fp4 values take 3.5 GB packed")
+
+    # Conversion error: eight sample sets times the ten formats for values.
+    check(len(conversion) == 8 * len(VALUE_FORMATS), f"80 conversion rows (got {len(conversion)})")
+    check({r["format"] for r in conversion} == set(VALUE_FORMATS), "conversion covers every format for values")
+    errors = {(r["values"], r["format"]): r for r in conversion}
+    # Rounding to nearest keeps normal values within half an epsilon; bfloat16 has float's range,
+    # so every unit Gaussian is normal in it (float16 can meet a subnormal one: |x| < 6.1e-5).
+    unit = errors.get(("weights σ=1", "bfloat16"))
+    check(unit is not None and float(unit["max_relative_error"]) <= 2 ** -8,
+          "bfloat16 keeps unit Gaussians within half an epsilon (2^-8)")
+    unit = errors.get(("weights σ=1", "float16"))
+    check(unit is not None and float(unit["rms_relative_error"]) <= 2 ** -11,
+          "float16's RMS error on unit Gaussians is below half an epsilon (2^-11)")
+    pixels = errors.get(("digits pixels", "float8_e4m3fn"))
+    check(pixels is not None and float(pixels["max_relative_error"]) == 0,
+          "e4m3fn holds the integer pixels 0..16 exactly")
+    fp4_pixels = errors.get(("digits pixels", "float4_e2m1fn"))
+    check(fp4_pixels is not None and fp4_pixels["overflowed"] != "0%", "pixels above 6 overflow fp4")
+    tiny = errors.get(("weights σ=1e-5", "float8_e4m3fn"))
+    check(tiny is not None and tiny["flushed_to_zero"] == "100%", "e4m3fn flushes every σ=1e-5 weight")
+
+    # Block scaling: the five MX element formats; nothing overflows with a block scale.
+    check({r["format"] for r in block} == set(MX_ELEMENTS), "block scaling covers the MX element formats")
+    check(all(r["mx_flushed_to_zero"] != "100%" for r in block if r["values"] == "weights σ=1e-5"),
+          "with a block scale σ=1e-5 weights survive in every element format")
+
+    # Accumulation: columns n=10 .. 10^4 in quick mode; fp16 stagnates, float does not.
+    check([k for k in accumulation[0].keys() if k.startswith("n_")] == ["n_10", "n_100", "n_1000", "n_10000"],
+          f"accumulation columns n_10..n_10000 (got {list(accumulation[0].keys())})")
+    rows = {(r["operation"], r["format"], r["accumulator"]): r for r in accumulation}
+    check(len(accumulation) == 2 * 2 * len(VALUE_FORMATS), f"40 accumulation rows (got {len(accumulation)})")
+    fp16_sum = rows.get(("sum", "float16", "format"))
+    float_sum = rows.get(("sum", "float16", "float"))
+    check(fp16_sum is not None and float(fp16_sum["n_10000"]) > 0.1,
+          "a sum of 10^4 uniform values accumulated in fp16 is off by more than 10%")
+    check(float_sum is not None and float(float_sum["n_10000"]) < 1e-5,
+          "the same sum accumulated in float is within 1e-5")
+    fp32 = [rows.get(("sum", "float32", a)) for a in ("float", "format")]
+    check(None not in fp32 and fp32[0] == {**fp32[1], "accumulator": "float"},
+          "float32's float and format accumulators agree")
+
+    # Throughput: memcpy and every format but float32, positive figures.
+    check([r["format"] for r in throughput] == ["memcpy of the floats"] + FORMATS[1:],
+          "throughput lists memcpy, then every format but float32")
+    check(all(float(r["encode_gb_per_s"]) > 0 and float(r["decode_gb_per_s"]) > 0 for r in throughput),
+          "every throughput figure is positive")
+
+    # The SVG: well-formed XML, four panels, one legend entry per format in each.
+    try:
+        root = ElementTree.parse(svg_path).getroot()
+        ns = "{http://www.w3.org/2000/svg}"
+        check(root.tag == ns + "svg", f"the chart's root is an SVG element (got {root.tag})")
+        panels = root.findall(ns + "g")
+        check(len(panels) == 4, f"four panels (got {len(panels)})")
+        for panel in panels:
+            texts = ["".join(t.itertext()) for t in panel.iter(ns + "text")]
+            check(all(name in texts for name in VALUE_FORMATS), "each panel's legend names every format")
+            check(len(panel.findall(ns + "path")) >= 1, "each panel draws lines")
+    except (ElementTree.ParseError, OSError) as e:
+        check(False, f"the SVG parses as XML ({e})")
+
+    # The other renderings.
+    code, out, _ = run(binary, "--quick", "--json", "--only", "range,throughput")
+    try:
+        report = json.loads(out)
+        check(list(report.keys()) == ["range", "throughput"], "--json --only gives the chosen sections")
+        check(report["range"][1]["max"] == 65504, "JSON numbers are numbers")
+    except json.JSONDecodeError as e:
+        check(False, f"--json output parses ({e})")
+    code, out, _ = run(binary, "--quick", "--markdown", "--only", "range")
+    check(code == 0 and "| float8_e4m3fn | 8 | 4 | 3 | 7 | 448 |" in out, "--markdown prints a Markdown table")
+    code, out, _ = run(binary, "--quick", "--only", "range", "--formats", "fp16,e4m3fn")
+    check(code == 0 and "65504" in out and "448" in out and "bfloat16" not in out,
+          "the aligned table shows the chosen formats only")
+    code, out, _ = run(binary, "--help")
+    check(code == 0 and "--svg FILE" in out and "--formats LIST" in out, "--help lists the options")
+
+    # Bad input: a clear message and a non-zero status.
+    check_refusal(binary, ["--bogus"], 2, "unknown option '--bogus'", "--help")
+    check_refusal(binary, ["--formats", "fp7"], 2, "unknown format 'fp7'", "e4m3fn")
+    check_refusal(binary, ["--only", "everything"], 2, "unknown section 'everything'")
+    check_refusal(binary, ["--csv", "--json"], 2, "exclude each other")
+    check_refusal(binary, ["--svg"], 2, "--svg needs a value")
+    check_refusal(binary, ["--quick", "--only", "conversion", "--data", "/nonexistent/digits.csv"], 1,
+                  "cannot open '/nonexistent/digits.csv'")
+    bad_data = os.path.join(scratch, "bad_digits.csv")
+    with open(bad_data, "w") as f:
+        f.write("0," * 64 + "12\n")
+    check_refusal(binary, ["--quick", "--only", "conversion", "--data", bad_data], 1, "label is '12'")
+    check_refusal(binary, ["--quick", "--only", "range", "--svg", "/nonexistent/dir/x.svg"], 1,
+                  "cannot open '/nonexistent/dir/x.svg' for writing")
+
+
+def simulate(policy, overflows, start=1024.0, interval=4, hysteresis=2):
+    """The scale used at each step under each rule, as docs/scaling.md states the rules (a second,
+    independent writing of them, checked against the C++ policies as the tour runs them)."""
+    scale = 1.0 if policy == "none" else start
+    tracker, h, last_overflow, used = 0, hysteresis, -1, []
+    for iteration, overflow in enumerate(overflows):
+        used.append(scale)
+        if policy in ("static", "none"):
+            continue
+        if policy == "dynamic":
+            if overflow:
+                scale, tracker = scale * 0.5, 0
+            else:
+                tracker += 1
+                if tracker == interval:
+                    scale, tracker = scale * 2, 0
+        elif policy == "deepspeed":
+            if overflow:
+                if h == 1:
+                    scale = max(scale * 0.5, 1.0)
+                else:
+                    h -= 1
+                last_overflow = iteration
+            elif (iteration - last_overflow - 1) > 0 and (iteration - last_overflow - 1) % interval == 0:
+                scale, h = scale * 2, hysteresis
+        elif policy == "megatron":
+            if overflow:
+                tracker, h = 0, h - 1
+                if h <= 0:
+                    scale = max(scale * 0.5, 1.0)
+            else:
+                tracker += 1
+                if tracker == interval:
+                    scale, tracker, h = scale * 2, 0, hysteresis
+    return used
+
+
+def check_loss_scaler_tour(binary, scratch):
+    code, out, err = run(binary, "--csv")
+    check(code == 0, f"--csv succeeds (status {code}, stderr {err})")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    check(len(rows) > 20, f"a timeline of more than 20 steps (got {len(rows)})")
+    if not rows:
+        return
+    check(list(rows[0].keys()) == ["step", "gradients", "static", "dynamic", "deepspeed",
+                                   "deepspeed_hysteresis_left", "megatron", "megatron_hysteresis_left", "none"],
+          f"the timeline's columns (got {list(rows[0].keys())})")
+    overflows = [r["gradients"] != "finite" for r in rows]
+    check(any(overflows) and not all(overflows), "the script mixes clean steps and overflows")
+    scales = {p: [float(r[p]) for r in rows] for p in ("static", "dynamic", "deepspeed", "megatron", "none")}
+
+    # The dynamic scaler halves after each overflow and doubles after 4 clean steps in a row.
+    dynamic = scales["dynamic"]
+    clean_run = 0
+    halvings = doublings = 0
+    for i in range(len(rows) - 1):
+        clean_run = 0 if overflows[i] else clean_run + 1
+        if overflows[i]:
+            check(dynamic[i + 1] == dynamic[i] / 2, f"dynamic halves after the overflow at step {i + 1}")
+            halvings += 1
+        elif clean_run == 4:
+            check(dynamic[i + 1] == dynamic[i] * 2, f"dynamic doubles after 4 clean steps (step {i + 1})")
+            clean_run = 0
+            doublings += 1
+        else:
+            check(dynamic[i + 1] == dynamic[i], f"dynamic holds its scale after step {i + 1}")
+    check(halvings >= 4 and doublings >= 3, f"the tour shows several halvings and doublings "
+                                            f"({halvings}, {doublings})")
+    for policy in scales:
+        check(scales[policy] == simulate(policy, overflows), f"{policy} follows its reference rule step by step")
+    check(set(scales["static"]) == {1024.0}, "static_scaling never moves")
+    check(set(scales["none"]) == {1.0}, "no_scaling stays at 1")
+    check(scales["deepspeed"] != scales["megatron"], "the DeepSpeed and Megatron-LM rules differ on this script")
+
+    code, out, _ = run(binary)
+    check(code == 0, "the default run succeeds")
+    for phrase in ("The rules", "PyTorch GradScaler", "DeepSpeed DynamicLossScaler", "Megatron-LM DynamicGradScaler",
+                   "no_scaling", "What each policy did", "Which to use"):
+        check(phrase in out, f"the tour explains '{phrase}'")
+    code, out, _ = run(binary, "--markdown")
+    check(code == 0 and "### The rules" in out and "|---|" in out, "--markdown prints Markdown")
+    check_refusal(binary, ["--bogus"], 2, "unknown option '--bogus'")
+    check_refusal(binary, ["--csv", "--markdown"], 2, "exclude each other")
+
+
+def check_train_digits(binary, scratch):
+    """--compare --quick: the issue's facts at the fixed seed and split (issues 7 and 8)."""
+    paths = {kind: os.path.join(scratch, "train_digits." + kind) for kind in ("json", "csv", "svg")}
+    code, out, err = run(binary, "--compare", "--quick", "--json", paths["json"], "--csv", paths["csv"],
+                         "--svg", paths["svg"])
+    check(code == 0, f"--compare --quick succeeds (status {code}, stderr {err})")
+    if code != 0:
+        return
+    with open(paths["json"]) as f:
+        rows = json.load(f)
+    check(isinstance(rows, list) and len(rows) == 8, f"the JSON is an array of the 8 recipes (got {rows!r:.200})")
+    for row in rows:
+        for key in ("precision", "scaling", "test_accuracy", "skipped_steps", "final_scale"):
+            check(key in row, f"every JSON row has '{key}' ({row})")
+    runs = {(r["precision"], r["scaling"]): r for r in rows}
+    fp32 = runs[("fp32", "none")]["test_accuracy"]
+    for recipe in [("fp16", "dynamic"), ("bf16", "none"), ("fp8", "none"), ("mxfp8", "none")]:
+        accuracy = runs[recipe]["test_accuracy"]
+        check(accuracy >= fp32 - 1.0, f"{'/'.join(recipe)} reaches within 1 point of fp32's {fp32}% (got {accuracy}%)")
+    unscaled = runs[("fp16", "none")]
+    check(unscaled["test_accuracy"] <= fp32 - 3.0,
+          f"fp16 without loss scaling is measurably worse than fp32's {fp32}% (got {unscaled['test_accuracy']}%)")
+    flushed = unscaled["flushed_gradients"]
+    check(flushed.endswith("%") and float(flushed[:-1]) >= 50,
+          f"fp16 without scaling reports most weight gradients flushed to zero (got {flushed})")
+    check(runs[("fp16", "dynamic")]["final_scale"] > 65536, "dynamic scaling grew its scale")
+    check(runs[("bf16", "none")]["flushed_gradients"] == "0%", "bf16 flushes no gradient")
+    with open(paths["csv"]) as f:
+        steps = list(csv.DictReader(f))
+    check(steps and list(steps[0].keys()) == ["recipe", "step", "loss", "scale", "skipped"],
+          f"the CSV has columns recipe, step, loss, scale, skipped (got {steps[0].keys() if steps else None})")
+    check(len({s["recipe"] for s in steps}) == 8, "the CSV has every recipe's curve")
+    svg = ElementTree.parse(paths["svg"]).getroot()
+    check(svg.tag.endswith("svg"), "the SVG parses as an SVG document")
+    check("fp16/dynamic" in ElementTree.tostring(svg, encoding="unicode"), "the SVG's legend names the recipes")
+    check("epoch" in out or "precision" in out, "the comparison table is printed")
+    check_refusal(binary, ["--precision", "fp64"], 2, "'fp64' is not one of")
+    check_refusal(binary, ["--epochs", "-3"], 2, "--epochs")
+    check_refusal(binary, ["--data", os.path.join(scratch, "missing.csv")], 1, "cannot open")
+    code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")
+    epoch_lines = [line for line in out.splitlines() if line.startswith("  epoch ")]
+    check(code == 0 and len(epoch_lines) == 2, f"a single run prints one line per epoch (got {out!r:.300})")
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ("format_comparison", "loss_scaler_tour", "train_digits"):
+        sys.exit(__doc__)
+    example, binary, scratch = sys.argv[1:]
+    os.makedirs(scratch, exist_ok=True)
+    checks = {"format_comparison": check_format_comparison, "loss_scaler_tour": check_loss_scaler_tour,
+              "train_digits": check_train_digits}
+    checks[example](binary, scratch)
+    print(f"{example}: {'FAILED ' + str(len(failures)) + ' checks' if failures else 'all checks passed'}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,11 @@ std::vector<step_record> hand_written(const recipe& r, const Policy& policy, toy
       model.backward(scaler.scale(loss), static_cast<std::size_t>(m));
     }
     scaler.unscale(model.grads.data(), model.n);
-    if (r.max_grad_norm > 0) clip_grad_norm({gradient_view(model.grads.data(), model.n)}, r.max_grad_norm);
+    if (r.max_grad_norm > 0) {
+      clip_options clip;
+      clip.gradient_rounding = r.gradient_rounding;
+      clip_grad_norm({gradient_view(model.grads.data(), model.n)}, r.max_grad_norm, clip);
+    }
     const bool stepped = scaler.step([&] { model.sgd(params.data()); });
     scaler.update();
     out.push_back({scale, !stepped, params});
@@ -365,6 +370,24 @@ TEST_CASE("enable, disable and toggle switch autocast and loss scaling; the log 
   REQUIRE(lines.size() == 3);
   CHECK(lines[1] == "[AMP] Disabled: training in FP32 (no autocast, no loss scaling)");
   CHECK(lines[2] == lines[0]);
+}
+
+TEST_CASE("an optimizer step that throws leaves a session that steps on", "[session]") {
+  precision_session amp{parse_recipe("recipe=fp16, growth_interval=1")};
+  float grad = 0;
+  const std::vector<gradient_view> grads = {gradient_view(&grad, 1)};
+  const auto forward = [] { return 1.0f; };
+  const auto backward = [&](float scaled) { grad = scaled * 1e-6f; };
+  CHECK_THROWS_WITH(amp.train_step(forward, backward, grads, [] { throw std::runtime_error("optimizer failed"); }),
+                    "optimizer failed");
+  CHECK(amp.get_scale() == 65536.0f);  // closed at its scale: no growth applied
+  const step_result next = amp.train_step(forward, backward, grads, [] {});
+  CHECK_FALSE(next.skipped);
+  CHECK(amp.get_scale() == 131072.0f);  // the policy runs again (growth_interval 1)
+  precision_session strict{parse_recipe("recipe=fp16, max_consecutive_skips=1")};
+  const auto overflow = [&](float) { grad = INFINITY; };
+  CHECK_THROWS_AS(strict.train_step(forward, overflow, grads, [] {}), skip_limit_error);
+  CHECK_NOTHROW(strict.train_step(forward, backward, grads, [] {}));
 }
 
 TEST_CASE("log lines and epoch statistics", "[session]") {

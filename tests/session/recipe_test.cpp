@@ -103,7 +103,7 @@ TEST_CASE("every option of the underlying policies is a key", "[recipe]") {
       "recipe=fp16, scaling=hysteresis, init_scale=1024, growth_factor=4, backoff_factor=0.25, growth_interval=10, "
       "hysteresis_rules=deepspeed, hysteresis=3, hysteresis_min_scale=2, consecutive_hysteresis=true, "
       "raise_at_min_scale=true, min_scale=2, max_scale=1e6, at_floor=throw_error, max_consecutive_skips=5, "
-      "history_capacity=8, accumulation_steps=4, seed=7");
+      "history_capacity=8, accumulation_steps=4, seed=7, gradient_rounding=to_odd");
   const hysteresis_scaling p = h.hysteresis_policy();
   CHECK(p.rules == hysteresis_scaling::rule_set::deepspeed);
   CHECK(p.init_scale == 1024.0f);
@@ -120,6 +120,7 @@ TEST_CASE("every option of the underlying policies is a key", "[recipe]") {
   CHECK(o.at_floor == floor_action::throw_error);
   CHECK(o.max_consecutive_skips == 5);
   CHECK(o.history_capacity == 8);
+  CHECK(o.unscale.gradient_rounding == rounding::to_odd);
   CHECK(h.accumulation_steps == 4);
   CHECK(h.seed == 7);
   const dynamic_scaling d = parse_recipe("recipe=fp16, backoff_factor=0.125, growth_factor=3").dynamic_policy();

@@ -21,9 +21,11 @@
 //
 // The scaler is a std::variant over the four policies, visited once per call: nothing virtual
 // runs per gradient.  disable() switches to fp32 behaviour (no autocast, scale 1; a separate
-// no_scaling scaler still skips steps with inf/NaN gradients) until enable().  The scaler is
-// left mid-iteration if a callable throws after unscale (optimizer_step); load a saved state to
-// go on.  Not thread-safe.
+// no_scaling scaler still skips steps with inf/NaN gradients) until enable().  An exception
+// from a callable or from the scaler's update (skip_limit_error, scale_floor_error) propagates;
+// when it comes after the unscale, the scaler's iteration is first closed at the current scale
+// (update(scale): the policy is not applied), so the next train_step runs normally.  Not
+// thread-safe.
 #pragma once
 
 #include <chrono>
@@ -239,6 +241,18 @@ class precision_session {
     log(describe());
   }
 
+  // After an exception between unscale and the end of update (the optimizer step threw, or the
+  // update hit scaler_options' skip limit or floor): ends the scaler's iteration at its current
+  // scale, the policy not applied, so that the next train_step can run.
+  template <class Scaler>
+  static void close_abandoned_iteration(Scaler& scaler) noexcept {
+    if (!scaler.iteration_in_progress()) return;
+    try {
+      scaler.update(scaler.get_scale());
+    } catch (...) {  // the scale is in bounds, so update(scale) has nothing to refuse
+    }
+  }
+
   template <class Forward>
   float call_forward(Forward& forward, std::size_t micro) {
     if constexpr (std::is_invocable<Forward&, std::size_t>::value) {
@@ -272,13 +286,23 @@ class precision_session {
       }
     }
     r.loss = static_cast<float>(loss_sum / k);
-    scaler.unscale(grads);
-    if (recipe_.max_grad_norm > 0) r.grad_norm = clip_grad_norm(grads, recipe_.max_grad_norm).norm;
-    const bool stepped = scaler.step([&] {
-      optimizer_step();
-      if (masters_) masters_->refresh();
-    });
-    scaler.update();
+    bool stepped = false;
+    try {
+      scaler.unscale(grads);
+      if (recipe_.max_grad_norm > 0) {
+        clip_options clip;
+        clip.gradient_rounding = recipe_.gradient_rounding;
+        r.grad_norm = clip_grad_norm(grads, recipe_.max_grad_norm, clip).norm;
+      }
+      stepped = scaler.step([&] {
+        optimizer_step();
+        if (masters_) masters_->refresh();
+      });
+      scaler.update();
+    } catch (...) {
+      close_abandoned_iteration(scaler);
+      throw;
+    }
     if (fp8_) fp8_->update();
     r.skipped = !stepped;
     return r;

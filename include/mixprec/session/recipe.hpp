@@ -29,6 +29,7 @@
 #include <string>
 
 #include "../dtype.hpp"
+#include "../rounding.hpp"
 #include "../scaling/fp8/delayed_scaling.hpp"
 #include "../scaling/options.hpp"
 #include "../scaling/policies.hpp"
@@ -101,8 +102,9 @@ struct recipe {
   floor_action at_floor = floor_action::clamp;
   std::int64_t max_consecutive_skips = 0;
   int history_capacity = 64;
+  rounding gradient_rounding = rounding::nearest_even;  // bfloat16/float16 gradients after unscale and clip
 
-  double max_grad_norm = 0;    // 0: no clipping
+  double max_grad_norm = 0;    // 0: no clipping (clip_grad_norm, epsilon 0)
   int accumulation_steps = 1;  // micro-batches per optimizer step
 
   // fp8 (delayed_scaling, Transformer Engine's defaults)
@@ -154,6 +156,7 @@ struct recipe {
     o.at_floor = at_floor;
     o.max_consecutive_skips = max_consecutive_skips;
     o.history_capacity = static_cast<std::size_t>(history_capacity);
+    o.unscale.gradient_rounding = gradient_rounding;
     return o;
   }
   delayed_scaling fp8_policy() const {

@@ -68,6 +68,14 @@ inline enum_names<amax_algorithm> names_of(amax_algorithm) {
   return names_from(table);
 }
 
+inline enum_names<rounding> names_of(rounding) {
+  static constexpr std::pair<const char*, rounding> table[] = {
+      {"nearest_even", rounding::nearest_even}, {"nearest_away", rounding::nearest_away},
+      {"toward_zero", rounding::toward_zero},   {"upward", rounding::upward},
+      {"downward", rounding::downward},         {"to_odd", rounding::to_odd}};
+  return names_from(table);
+}
+
 template <class E>
 std::string enum_allowed(E e) {
   std::string out;
@@ -112,6 +120,7 @@ void visit_recipe_fields(R& r, F&& f) {
   f(field_info{"at_floor", ""}, r.at_floor);
   f(field_info{"max_consecutive_skips", "an integer >= 0 (0: no limit)"}, r.max_consecutive_skips);
   f(field_info{"history_capacity", "an integer in [0, 65536]"}, r.history_capacity);
+  f(field_info{"gradient_rounding", ""}, r.gradient_rounding);
   f(field_info{"max_grad_norm", "a finite number >= 0 (0: no clipping)"}, r.max_grad_norm);
   f(field_info{"accumulation_steps", "an integer in [1, 65536]"}, r.accumulation_steps);
   f(field_info{"fp8_format", ""}, r.fp8);

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "state_fuzz.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -326,6 +328,38 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   refused(target, {}, "shorter than the 20-byte frame");
   const std::vector<std::uint8_t> scaler_state = loss_scaler<dynamic_scaling>{}.save_state();
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
+}
+
+TEST_CASE("a session state whose scaler carries other options than the recipe is refused", "[session]") {
+  const recipe r = parse_recipe("recipe=O2, growth_interval=2");
+  std::vector<std::uint8_t> saved = o2_session(r, 0).save_state();
+  // The payload: settings (u16 length, text), enabled (u8), then the scaler blob (u32 length, bytes).
+  std::size_t at = 16;
+  at += 2 + (saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8) + 1;
+  const std::size_t old_length = saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8 |
+                                 static_cast<std::size_t>(saved[at + 2]) << 16 |
+                                 static_cast<std::size_t>(saved[at + 3]) << 24;
+  dynamic_scaling other = r.dynamic_policy();
+  other.growth_interval = 5;
+  const std::vector<std::uint8_t> blob = loss_scaler<dynamic_scaling>{other, r.options()}.save_state();
+  std::vector<std::uint8_t> payload(saved.begin() + 16, saved.begin() + static_cast<std::ptrdiff_t>(at));
+  for (int i = 0; i < 4; ++i) payload.push_back(static_cast<std::uint8_t>(blob.size() >> (8 * i)));
+  payload.insert(payload.end(), blob.begin(), blob.end());
+  payload.insert(payload.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
+  const std::vector<std::uint8_t> forged = state_fuzz::framed(
+      session_detail::session_magic, session_detail::session_state_version, payload.data(), payload.size());
+  precision_session target = o2_session(r, 0);
+  const std::vector<std::uint8_t> before = target.save_state();
+  CHECK_THROWS_WITH(target.load_state(forged), Catch::Contains("policy or scaler options that differ"));
+  CHECK(target.save_state() == before);
+  // The same surgery with the recipe's own options is accepted: the check is on the options only.
+  const std::vector<std::uint8_t> own = loss_scaler<dynamic_scaling>{r.dynamic_policy(), r.options()}.save_state();
+  std::vector<std::uint8_t> same(saved.begin() + 16, saved.begin() + static_cast<std::ptrdiff_t>(at));
+  for (int i = 0; i < 4; ++i) same.push_back(static_cast<std::uint8_t>(own.size() >> (8 * i)));
+  same.insert(same.end(), own.begin(), own.end());
+  same.insert(same.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
+  CHECK_NOTHROW(target.load_state(state_fuzz::framed(session_detail::session_magic,
+                                                     session_detail::session_state_version, same.data(), same.size())));
 }
 
 TEST_CASE("enable, disable and toggle switch autocast and loss scaling; the log says so", "[session]") {

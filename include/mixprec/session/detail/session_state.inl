@@ -53,6 +53,23 @@ inline epoch_statistics read_statistics(detail::state_reader& in) {
   return e;
 }
 
+// Whether a loaded scaler runs the policy options and scaler options that the recipe gives (its
+// saved state could carry others: the recipe, not the blob, decides how the session trains).
+template <class Policy>
+bool same_configuration(const loss_scaler<Policy>& loaded, const loss_scaler<Policy>& fresh) {
+  detail::state_writer a, b;
+  Policy pa = loaded.policy(), pb = fresh.policy();
+  if constexpr (detail::has_options<Policy>::value) {
+    pa.visit_options(detail::option_writer{a});
+    pb.visit_options(detail::option_writer{b});
+  }
+  const scaler_options& oa = loaded.options();
+  const scaler_options& ob = fresh.options();
+  return a.bytes == b.bytes && oa.min_scale == ob.min_scale && oa.max_scale == ob.max_scale &&
+         oa.at_floor == ob.at_floor && oa.max_consecutive_skips == ob.max_consecutive_skips &&
+         oa.history_capacity == ob.history_capacity && oa.unscale.gradient_rounding == ob.unscale.gradient_rounding;
+}
+
 // The first key whose value differs, for the mismatch message.
 inline std::string first_difference(const std::string& saved, const std::string& current) {
   std::size_t i = 0;
@@ -96,9 +113,21 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   const bool enabled = in.boolean("enabled");
   scaler_variant scaler = scaler_;  // loaded into copies: the session changes only once all is read
   const std::vector<std::uint8_t> scaler_bytes = session_detail::read_blob(in, "scaler state");
-  std::visit([&](auto& s) { s.load_state(scaler_bytes); }, scaler);
+  const scaler_variant fresh = make_scaler(recipe_);
+  std::visit(
+      [&](auto& s) {
+        s.load_state(scaler_bytes);
+        using scaler_type = std::decay_t<decltype(s)>;
+        if (!session_detail::same_configuration(s, std::get<scaler_type>(fresh))) {
+          fail("its scaler state holds policy or scaler options that differ from the recipe's");
+        }
+      },
+      scaler);
   loss_scaler<no_scaling> fp32_scaler = fp32_scaler_;
   fp32_scaler.load_state(session_detail::read_blob(in, "fp32 scaler state"));
+  if (!session_detail::same_configuration(fp32_scaler, loss_scaler<no_scaling>{})) {
+    fail("its fp32 scaler state holds scaler options other than the defaults");
+  }
   const epoch_statistics epoch = session_detail::read_statistics(in);
   const epoch_statistics total = session_detail::read_statistics(in);
   if (in.boolean("master weights present") != masters_.has_value()) {
@@ -115,6 +144,14 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   if (fp8) {
     fp8->forward().load_state(session_detail::read_blob(in, "fp8 forward state"));
     fp8->backward().load_state(session_detail::read_blob(in, "fp8 backward state"));
+    const delayed_scaling expected = recipe_.fp8_policy();
+    for (const delayed_scaler* s : {&fp8->forward(), &fp8->backward()}) {
+      const delayed_scaling& got = s->recipe();
+      if (got.margin != expected.margin || got.format != expected.format ||
+          got.amax_history_len != expected.amax_history_len || got.amax_compute_algo != expected.amax_compute_algo) {
+        fail("its fp8 state holds delayed-scaling options that differ from the recipe's");
+      }
+    }
   }
   if (in.remaining() != 0) fail(std::to_string(in.remaining()) + " unread bytes at the end of the payload");
 

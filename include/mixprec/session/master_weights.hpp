@@ -68,7 +68,7 @@ class master_weights {
 
   // Bytes of the fp32 masters, and of the working copies (wherever they live).
   std::size_t master_bytes() const noexcept { return elements() * sizeof(float); }
-  std::size_t working_bytes() const noexcept { return elements() * size_of(working_); }
+  std::size_t working_bytes() const noexcept { return elements() * sizeof(bfloat16); }  // float16: the same 2
 
   // Every working copy from its master.
   void refresh() {

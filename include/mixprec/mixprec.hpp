@@ -23,4 +23,5 @@
 #include "rounding.hpp"
 #include "scaling/fp8/fp8.hpp"
 #include "scaling/scaling.hpp"
+#include "session/session.hpp"
 #include "types.hpp"

@@ -1,0 +1,176 @@
+// precision_session's saved state (included by precision_session.hpp).  The frame is the one
+// every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
+// payload, CRC-32); the payload, version 1:
+//
+//   str    the recipe's settings_text (u16 length)
+//   u8     enabled
+//   blob   the recipe's scaler state, then the fp32 (disabled) scaler's   (blob = u32 length, bytes)
+//   i64 steps, i64 skipped, f64 seconds     this epoch, then the whole run
+//   u8     master weights present, then master_weights::write
+//   u32    fp8 layers (0: none), then blob forward scaler, blob backward scaler
+//
+// Loading checks everything before changing anything.
+#pragma once
+
+namespace mixprec {
+namespace session_detail {
+
+constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
+constexpr std::uint32_t session_state_version = 1;
+constexpr std::size_t session_settings_limit = 4096;
+
+inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
+  w.u32(static_cast<std::uint32_t>(blob.size()));
+  w.bytes.insert(w.bytes.end(), blob.begin(), blob.end());
+}
+
+inline std::vector<std::uint8_t> read_blob(detail::state_reader& in, const char* what) {
+  const std::uint32_t n = in.u32(what);
+  if (n > in.remaining()) {
+    detail::state_reader::fail(std::string(what) + " declares " + std::to_string(n) + " bytes, " +
+                               std::to_string(in.remaining()) + " are left");
+  }
+  std::vector<std::uint8_t> blob(n);
+  for (std::uint8_t& b : blob) b = static_cast<std::uint8_t>(in.u8(what));
+  return blob;
+}
+
+inline void write_statistics(detail::state_writer& w, const epoch_statistics& e) {
+  w.i64(e.steps);
+  w.i64(e.skipped);
+  w.f64(e.seconds);
+}
+
+inline epoch_statistics read_statistics(detail::state_reader& in) {
+  epoch_statistics e;
+  e.steps = in.i64("steps");
+  e.skipped = in.i64("skipped steps");
+  e.seconds = in.f64("seconds");
+  if (e.steps < 0 || e.skipped < 0 || e.skipped > e.steps || !(e.seconds >= 0) || !std::isfinite(e.seconds)) {
+    detail::state_reader::fail("statistics out of range (steps " + std::to_string(e.steps) + ", skipped " +
+                               std::to_string(e.skipped) + ")");
+  }
+  return e;
+}
+
+// Whether a loaded scaler runs the policy options and scaler options that the recipe gives (its
+// saved state could carry others: the recipe, not the blob, decides how the session trains).
+template <class Policy>
+bool same_configuration(const loss_scaler<Policy>& loaded, const loss_scaler<Policy>& fresh) {
+  detail::state_writer a, b;
+  Policy pa = loaded.policy(), pb = fresh.policy();
+  if constexpr (detail::has_options<Policy>::value) {
+    pa.visit_options(detail::option_writer{a});
+    pb.visit_options(detail::option_writer{b});
+  }
+  const scaler_options& oa = loaded.options();
+  const scaler_options& ob = fresh.options();
+  return a.bytes == b.bytes && oa.min_scale == ob.min_scale && oa.max_scale == ob.max_scale &&
+         oa.at_floor == ob.at_floor && oa.max_consecutive_skips == ob.max_consecutive_skips &&
+         oa.history_capacity == ob.history_capacity && oa.unscale.gradient_rounding == ob.unscale.gradient_rounding;
+}
+
+// The first key whose value differs, for the mismatch message.
+inline std::string first_difference(const std::string& saved, const std::string& current) {
+  std::size_t i = 0;
+  while (i < saved.size() && i < current.size() && saved[i] == current[i]) ++i;
+  const std::size_t start = saved.rfind(", ", i) == std::string::npos ? 0 : saved.rfind(", ", i) + 2;
+  const auto until_comma = [&](const std::string& s) { return s.substr(start, s.find(',', start) - start); };
+  return "saved with " + until_comma(saved) + ", this session has " + until_comma(current);
+}
+
+}  // namespace session_detail
+
+inline std::vector<std::uint8_t> precision_session::save_state() const {
+  detail::state_writer w;
+  detail::begin_state_frame(w, session_detail::session_magic, session_detail::session_state_version);
+  w.str(settings_text(recipe_));
+  w.u8(enabled_ ? 1 : 0);
+  session_detail::write_blob(w, std::visit([](const auto& s) { return s.save_state(); }, scaler_));
+  session_detail::write_blob(w, fp32_scaler_.save_state());
+  session_detail::write_statistics(w, epoch_);
+  session_detail::write_statistics(w, total_);
+  w.u8(masters_ ? 1 : 0);
+  if (masters_) masters_->write(w);
+  w.u32(fp8_ ? static_cast<std::uint32_t>(fp8_->layers()) : 0u);
+  if (fp8_) {
+    session_detail::write_blob(w, fp8_->forward().save_state());
+    session_detail::write_blob(w, fp8_->backward().save_state());
+  }
+  detail::end_state_frame(w);
+  return w.bytes;
+}
+
+inline void precision_session::load_state(const std::uint8_t* data, std::size_t size) {
+  using detail::state_reader;
+  const auto fail = [](const std::string& what) { throw scaler_state_error("session state: " + what); };
+  const std::uint32_t payload = detail::check_state_frame(data, size, session_detail::session_magic,
+                                                          session_detail::session_state_version, "session state");
+  state_reader in(data + detail::state_header_size, payload);
+  const std::string saved = in.str("recipe settings", session_detail::session_settings_limit);
+  const std::string current = settings_text(recipe_);
+  if (saved != current) fail("another recipe: " + session_detail::first_difference(saved, current));
+  const bool enabled = in.boolean("enabled");
+  scaler_variant scaler = scaler_;  // loaded into copies: the session changes only once all is read
+  const std::vector<std::uint8_t> scaler_bytes = session_detail::read_blob(in, "scaler state");
+  const scaler_variant fresh = make_scaler(recipe_);
+  std::visit(
+      [&](auto& s) {
+        s.load_state(scaler_bytes);
+        using scaler_type = std::decay_t<decltype(s)>;
+        if (!session_detail::same_configuration(s, std::get<scaler_type>(fresh))) {
+          fail("its scaler state holds policy or scaler options that differ from the recipe's");
+        }
+      },
+      scaler);
+  loss_scaler<no_scaling> fp32_scaler = fp32_scaler_;
+  fp32_scaler.load_state(session_detail::read_blob(in, "fp32 scaler state"));
+  if (!session_detail::same_configuration(fp32_scaler, loss_scaler<no_scaling>{})) {
+    fail("its fp32 scaler state holds scaler options other than the defaults");
+  }
+  const epoch_statistics epoch = session_detail::read_statistics(in);
+  const epoch_statistics total = session_detail::read_statistics(in);
+  if (in.boolean("master weights present") != masters_.has_value()) {
+    fail(masters_ ? "holds no master weights, this session keeps them" : "holds master weights, this session has none");
+  }
+  std::optional<master_weights::decoded> masters;
+  if (masters_) masters = masters_->decode(in);
+  const std::uint32_t layers = in.u32("fp8 layers");
+  const std::size_t current_layers = fp8_ ? fp8_->layers() : 0;
+  if (layers != current_layers) {
+    fail("holds " + std::to_string(layers) + " fp8 layers, this session has " + std::to_string(current_layers));
+  }
+  std::optional<ops::fp8_training> fp8 = fp8_;
+  if (fp8) {
+    fp8->forward().load_state(session_detail::read_blob(in, "fp8 forward state"));
+    fp8->backward().load_state(session_detail::read_blob(in, "fp8 backward state"));
+    const delayed_scaling expected = recipe_.fp8_policy();
+    for (const delayed_scaler* s : {&fp8->forward(), &fp8->backward()}) {
+      const delayed_scaling& got = s->recipe();
+      if (got.margin != expected.margin || got.format != expected.format ||
+          got.amax_history_len != expected.amax_history_len || got.amax_compute_algo != expected.amax_compute_algo) {
+        fail("its fp8 state holds delayed-scaling options that differ from the recipe's");
+      }
+    }
+  }
+  if (in.remaining() != 0) fail(std::to_string(in.remaining()) + " unread bytes at the end of the payload");
+
+  enabled_ = enabled;
+  scaler_ = std::move(scaler);
+  fp32_scaler_ = std::move(fp32_scaler);
+  epoch_ = epoch;
+  total_ = total;
+  if (masters) masters_->commit(*masters);
+  fp8_ = std::move(fp8);
+}
+
+inline void precision_session::load(const std::string& path) {
+  // The largest valid state of this session: the masters (4 + 2 bytes a value), the fp8
+  // histories, and a margin for the scalers and the settings.
+  std::size_t limit = detail::state_file_limit;
+  if (masters_) limit += masters_->size() * 8 + masters_->master_bytes() / 4 * 6;
+  if (fp8_) limit += 3 * fp8_->layers() * static_cast<std::size_t>(recipe_.amax_history_len) * 4 * 2;
+  load_state(detail::read_file(path, limit));
+}
+
+}  // namespace mixprec

@@ -1,0 +1,323 @@
+// precision_session: a training recipe (recipe.hpp) put to work.  It owns the loss scaler of the
+// recipe's policy, the autocast dtype, the fp32 master weights, fp8 delayed scaling and the
+// statistics, and runs a whole optimizer step in one call:
+//
+//   mixprec::precision_session amp{mixprec::parse_recipe(config_text)};
+//   std::size_t w = amp.masters().add(init, n);                 // recipes with master weights
+//   auto r = amp.train_step(
+//       [&](std::size_t micro) { return model.forward(micro); },       // in the recipe's autocast scope
+//       [&](float scaled_loss) { model.backward(scaled_loss); },       // writes the gradients
+//       grads,                                                         // std::vector<gradient_view>
+//       [&] { optimizer.step(amp.masters().master(w), grad, n); });    // on the masters
+//
+// train_step is exactly this sequence of loss_scaler calls (tests/session/session_test.cpp
+// checks it bit for bit against the hand-written one):
+//
+//   for each of k micro-batches:  loss = forward(m) [autocast];  backward(scaler.scale(loss))
+//   scaler.unscale(grads)                      fused unscale + inf/NaN check
+//   clip_grad_norm(grads, max_grad_norm)       when max_grad_norm > 0
+//   scaler.step(optimizer_step, then refresh the working copies from the masters)
+//   scaler.update();  fp8 scalers update()     (every step, as Transformer Engine's amax update)
+//
+// The scaler is a std::variant over the four policies, visited once per call: nothing virtual
+// runs per gradient.  disable() switches to fp32 behaviour (no autocast, scale 1; a separate
+// no_scaling scaler still skips steps with inf/NaN gradients) until enable().  An exception
+// from a callable or from the scaler's update (skip_limit_error, scale_floor_error) propagates;
+// when it comes after the unscale, the scaler's iteration is first closed at the current scale
+// (update(scale): the policy is not applied), so the next train_step runs normally.  Not
+// thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "../autocast/scope.hpp"
+#include "../ops/fp8_linear.hpp"
+#include "../scaling/clipping.hpp"
+#include "../scaling/loss_scaler.hpp"
+#include "capabilities.hpp"
+#include "master_weights.hpp"
+#include "recipe.hpp"
+#include "recipe_fields.hpp"
+#include "statistics.hpp"
+
+namespace mixprec {
+
+using log_sink = std::function<void(const std::string&)>;
+
+class precision_session {
+ public:
+  using scaler_variant = std::variant<loss_scaler<no_scaling>, loss_scaler<static_scaling>,
+                                      loss_scaler<dynamic_scaling>, loss_scaler<hysteresis_scaling>>;
+
+  explicit precision_session(const recipe& r, log_sink sink = {})
+      : recipe_(checked(r)), scaler_(make_scaler(recipe_)), sink_(std::move(sink)) {
+    if (recipe_.master_weights) {
+      masters_.emplace(recipe_.working_dtype(), recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed));
+    }
+    log(describe());
+  }
+
+  // The recipe resolve() picks on this machine; its fallback message goes to the sink first.
+  static precision_session for_machine(const recipe& requested, const capabilities& caps, log_sink sink = {}) {
+    const recipe_resolution chosen = resolve(requested, caps);
+    if (!chosen.message.empty() && sink) sink(chosen.message);
+    return precision_session(chosen.used, std::move(sink));
+  }
+
+  const recipe& get_recipe() const noexcept { return recipe_; }
+
+  void enable() { set_enabled(true); }
+  void disable() { set_enabled(false); }
+  void toggle() { set_enabled(!enabled_); }
+  bool enabled() const noexcept { return enabled_; }
+
+  // What the forward pass runs in: the working dtype under autocast, else float32.
+  dtype autocast_dtype() const noexcept {
+    return enabled_ && recipe_.autocast ? recipe_.working_dtype() : dtype::float32;
+  }
+  float get_scale() const {
+    return enabled_ ? std::visit([](const auto& s) { return s.get_scale(); }, scaler_) : fp32_scaler_.get_scale();
+  }
+  scale_state scaler_state() const {
+    return enabled_ ? std::visit([](const auto& s) { return s.state(); }, scaler_) : fp32_scaler_.state();
+  }
+  const scaler_variant& scaler() const noexcept { return scaler_; }
+
+  bool has_master_weights() const noexcept { return masters_.has_value(); }
+  master_weights& masters() { return masters_.has_value() ? *masters_ : no_masters(); }
+  const master_weights& masters() const { return masters_.has_value() ? *masters_ : no_masters(); }
+
+  // fp8 recipes: the delayed-scaling state of `layers` fp8 linear layers (ops/fp8_linear.hpp),
+  // updated at the end of every train_step.
+  ops::fp8_training& use_fp8_layers(std::size_t layers) {
+    if (recipe_.precision != precision_mode::float8) {
+      throw invalid_argument(std::string("precision_session::use_fp8_layers: the recipe's precision is ") +
+                             to_string(recipe_.precision) + "; fp8 layers need precision=fp8");
+    }
+    fp8_.emplace(recipe_.fp8_policy(), layers);
+    return *fp8_;
+  }
+  ops::fp8_training& fp8() {
+    if (!fp8_) throw invalid_argument("precision_session::fp8: no fp8 layers; call use_fp8_layers(layers) first");
+    return *fp8_;
+  }
+
+  // One optimizer step over micro_batches micro-batches (0: the recipe's accumulation_steps).
+  // forward(std::size_t micro_batch) or forward() returns the float loss; backward(float
+  // scaled_loss) or backward(scaled_loss, micro_batch) accumulates into the gradients in grads;
+  // optimizer_step() updates the parameters (the masters, with master weights).
+  template <class Forward, class Backward, class Step>
+  step_result train_step(Forward&& forward, Backward&& backward, const std::vector<gradient_view>& grads,
+                         Step&& optimizer_step, int micro_batches = 0) {
+    if (micro_batches < 0 || micro_batches > recipe_accumulation_limit) {
+      throw invalid_argument("precision_session::train_step: micro_batches is " + std::to_string(micro_batches) +
+                             ", allowed: 0 (the recipe's accumulation_steps) to " +
+                             std::to_string(recipe_accumulation_limit));
+    }
+    const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
+    const auto start = std::chrono::steady_clock::now();
+    const auto run = [&](auto& scaler) { return run_step(scaler, forward, backward, grads, optimizer_step, k); };
+    const step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (epoch_statistics* e : {&epoch_, &total_}) {
+      ++e->steps;
+      e->skipped += result.skipped ? 1 : 0;
+      e->seconds += seconds;
+    }
+    return result;
+  }
+
+  const epoch_statistics& epoch() const noexcept { return epoch_; }
+  const epoch_statistics& total() const noexcept { return total_; }
+  // Logs and returns this epoch's statistics, and starts the next epoch.
+  epoch_statistics end_epoch() {
+    const epoch_statistics e = epoch_;
+    log(session_detail::epoch_line(e));
+    epoch_ = epoch_statistics{};
+    return e;
+  }
+
+  // "[AMP] Using BF16 mixed precision (no loss scaling)", ...
+  std::string describe() const {
+    if (!enabled_) return "[AMP] Disabled: training in FP32 (no autocast, no loss scaling)";
+    std::string s = std::string("[AMP] Using ") + upper(to_string(recipe_.precision));
+    s += recipe_.precision == precision_mode::float32 ? " training"
+         : recipe_.autocast || recipe_.master_weights ? " mixed precision"
+                                                      : " training";
+    s += " (" + scaling_text() + ")";
+    if (recipe_.autocast && recipe_.precision == precision_mode::float8) s += ", BF16 autocast";
+    if (recipe_.master_weights) s += ", FP32 master weights";
+    if (recipe_.cast_model) s += std::string(", model cast to ") + upper(to_string(recipe_.precision));
+    if (recipe_.keep_batchnorm_fp32) s += ", batchnorm kept in FP32";
+    if (recipe_.precision == precision_mode::float8) {
+      s += std::string(", fp8 delayed scaling (") + to_string(recipe_.fp8) + ", margin " +
+           std::to_string(recipe_.margin) + ", amax history " + std::to_string(recipe_.amax_history_len) + ", " +
+           to_string(recipe_.amax_compute_algo) + ")";
+    }
+    return s;
+  }
+  // "[AMP Stats] Scale: 32768.0, Growth tracker: 0"
+  std::string stats_line() const {
+    const scale_state s = scaler_state();
+    return "[AMP Stats] Scale: " + session_detail::scale_text(s.scale) +
+           ", Growth tracker: " + std::to_string(s.growth_tracker);
+  }
+  void log(const std::string& line) const {
+    if (sink_) sink_(line);
+  }
+  void set_log_sink(log_sink sink) { sink_ = std::move(sink); }
+
+  // The versioned, checksummed state (scaling/state.hpp's frame, magic "MXSESSON"): the recipe's
+  // settings, enabled, both scalers, the statistics, the master weights (masters and working
+  // copies) and the fp8 scalers.  Only between steps.
+  std::vector<std::uint8_t> save_state() const;
+  // Loads a state saved by a session of the same recipe settings, parameter shapes and fp8
+  // layers; all or nothing (scaler_state_error naming the mismatch, the session unchanged).
+  void load_state(const std::uint8_t* data, std::size_t size);
+  void load_state(const std::vector<std::uint8_t>& bytes) { load_state(bytes.data(), bytes.size()); }
+  void save(const std::string& path) const {
+    const std::vector<std::uint8_t> bytes = save_state();
+    detail::write_file(path, std::string(bytes.begin(), bytes.end()));
+  }
+  void load(const std::string& path);
+
+ private:
+  static recipe checked(const recipe& r) {
+    validate(r);
+    return r;
+  }
+
+  static scaler_variant make_scaler(const recipe& r) {
+    switch (r.scaling) {
+      case loss_scaling_mode::fixed:
+        return scaler_variant(std::in_place_index<1>, r.static_policy(), r.options());
+      case loss_scaling_mode::dynamic:
+        return scaler_variant(std::in_place_index<2>, r.dynamic_policy(), r.options());
+      case loss_scaling_mode::hysteresis:
+        return scaler_variant(std::in_place_index<3>, r.hysteresis_policy(), r.options());
+      case loss_scaling_mode::none:
+        break;
+    }
+    return scaler_variant(std::in_place_index<0>, no_scaling{}, r.options());
+  }
+
+  [[noreturn]] static master_weights& no_masters() {
+    throw invalid_argument("precision_session::masters: the recipe keeps no master weights (master_weights=false)");
+  }
+
+  static std::string upper(const char* s) {
+    std::string out(s);
+    for (char& c : out) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+    return out;
+  }
+
+  std::string scaling_text() const {
+    switch (recipe_.scaling) {
+      case loss_scaling_mode::none:
+        return "no loss scaling";
+      case loss_scaling_mode::fixed:
+        return "static loss scale " + session_detail::scale_text(recipe_.static_scale);
+      case loss_scaling_mode::dynamic:
+        return "dynamic loss scaling, initial scale " + session_detail::scale_text(recipe_.init_scale);
+      case loss_scaling_mode::hysteresis:
+        return std::string("hysteresis loss scaling (") + to_string(recipe_.hysteresis_rules) + "), initial scale " +
+               session_detail::scale_text(recipe_.init_scale);
+    }
+    return "invalid scaling";
+  }
+
+  void set_enabled(bool on) {
+    if (on == enabled_) return;
+    enabled_ = on;
+    log(describe());
+  }
+
+  // After an exception between unscale and the end of update (the optimizer step threw, or the
+  // update hit scaler_options' skip limit or floor): ends the scaler's iteration at its current
+  // scale, the policy not applied, so that the next train_step can run.
+  template <class Scaler>
+  static void close_abandoned_iteration(Scaler& scaler) noexcept {
+    if (!scaler.iteration_in_progress()) return;
+    try {
+      scaler.update(scaler.get_scale());
+    } catch (...) {  // the scale is in bounds, so update(scale) has nothing to refuse
+    }
+  }
+
+  template <class Forward>
+  float call_forward(Forward& forward, std::size_t micro) {
+    if constexpr (std::is_invocable<Forward&, std::size_t>::value) {
+      return static_cast<float>(forward(micro));
+    } else {
+      return static_cast<float>(forward());
+    }
+  }
+
+  template <class Scaler, class Forward, class Backward, class Step>
+  step_result run_step(Scaler& scaler, Forward& forward, Backward& backward, const std::vector<gradient_view>& grads,
+                       Step& optimizer_step, int k) {
+    step_result r;
+    r.scale = scaler.get_scale();
+    const dtype compute = autocast_dtype();
+    double loss_sum = 0;
+    for (int m = 0; m < k; ++m) {
+      const auto micro = static_cast<std::size_t>(m);
+      float loss = 0;
+      if (compute != dtype::float32) {
+        const dynamic_autocast_scope scope(compute);
+        loss = call_forward(forward, micro);
+      } else {
+        loss = call_forward(forward, micro);
+      }
+      loss_sum += static_cast<double>(loss);
+      if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
+        backward(scaler.scale(loss), micro);
+      } else {
+        backward(scaler.scale(loss));
+      }
+    }
+    r.loss = static_cast<float>(loss_sum / k);
+    bool stepped = false;
+    try {
+      scaler.unscale(grads);
+      if (recipe_.max_grad_norm > 0) {
+        clip_options clip;
+        clip.gradient_rounding = recipe_.gradient_rounding;
+        r.grad_norm = clip_grad_norm(grads, recipe_.max_grad_norm, clip).norm;
+      }
+      stepped = scaler.step([&] {
+        optimizer_step();
+        if (masters_) masters_->refresh();
+      });
+      scaler.update();
+    } catch (...) {
+      close_abandoned_iteration(scaler);
+      throw;
+    }
+    if (fp8_) fp8_->update();
+    r.skipped = !stepped;
+    return r;
+  }
+
+  recipe recipe_;
+  scaler_variant scaler_;
+  loss_scaler<no_scaling> fp32_scaler_;  // while disabled
+  bool enabled_ = true;
+  std::optional<master_weights> masters_;
+  std::optional<ops::fp8_training> fp8_;
+  epoch_statistics epoch_, total_;
+  log_sink sink_;
+};
+
+}  // namespace mixprec
+
+#include "detail/session_state.inl"

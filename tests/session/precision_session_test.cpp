@@ -1,0 +1,488 @@
+// session/precision_session.hpp and master_weights.hpp: train_step follows exactly the
+// hand-written sequence of loss_scaler calls (scale, skip flags and parameter bits, with injected
+// overflows, accumulation and clipping); master weights change only on steps taken and their
+// working copies are the bulk conversion of the masters bit for bit; save/load in the middle of
+// training continues bit for bit; mismatched states are refused and change nothing; enable and
+// disable switch autocast and scaling; the log lines and statistics say what happened.
+#include <mixprec/session/session.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "state_fuzz.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace mixprec;
+
+namespace {
+
+// A toy model: loss and gradients are fixed functions of (step, micro-batch), and a chosen set
+// of steps writes an inf into one gradient, as an overflow in the backward pass would.
+struct toy_model {
+  std::size_t n;
+  std::set<int> overflow_steps;
+  int step = 0;
+  std::vector<float> grads = std::vector<float>(n, 0.0f);
+
+  float forward(std::size_t micro) const {
+    return 0.5f + 0.01f * static_cast<float>(step % 17) + 0.001f * static_cast<float>(micro);
+  }
+  void backward(float scaled_loss, std::size_t micro) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const float c =
+          1e-3f * static_cast<float>(static_cast<int>((i * 7 + micro * 3 + static_cast<std::size_t>(step)) % 11) - 5);
+      grads[i] += scaled_loss * c;
+    }
+    if (micro == 0 && overflow_steps.count(step) != 0) grads[n / 2] = std::numeric_limits<float>::infinity();
+  }
+  void zero_grads() { std::fill(grads.begin(), grads.end(), 0.0f); }
+  void sgd(float* params) const {
+    for (std::size_t i = 0; i < n; ++i) params[i] -= 0.5f * grads[i];
+  }
+};
+
+std::vector<float> initial_parameters(std::size_t n, float offset = 0) {
+  std::vector<float> p(n);
+  for (std::size_t i = 0; i < n; ++i) p[i] = offset + 0.01f * static_cast<float>(i % 13) - 0.05f;
+  return p;
+}
+
+bool same_bits(const void* a, const void* b, std::size_t bytes) { return std::memcmp(a, b, bytes) == 0; }
+
+struct step_record {
+  float scale;
+  bool skipped;
+  std::vector<float> params;
+};
+
+// The hand-written sequence a train_step stands for.
+template <class Policy>
+std::vector<step_record> hand_written(const recipe& r, const Policy& policy, toy_model model, int steps) {
+  loss_scaler<Policy> scaler{policy, r.options()};
+  std::vector<float> params = initial_parameters(model.n);
+  std::vector<step_record> out;
+  for (int t = 0; t < steps; ++t) {
+    model.step = t;
+    model.zero_grads();
+    const float scale = scaler.get_scale();
+    for (int m = 0; m < r.accumulation_steps; ++m) {
+      const float loss = model.forward(static_cast<std::size_t>(m));
+      model.backward(scaler.scale(loss), static_cast<std::size_t>(m));
+    }
+    scaler.unscale(model.grads.data(), model.n);
+    if (r.max_grad_norm > 0) {
+      clip_options clip;
+      clip.gradient_rounding = r.gradient_rounding;
+      clip_grad_norm({gradient_view(model.grads.data(), model.n)}, r.max_grad_norm, clip);
+    }
+    const bool stepped = scaler.step([&] { model.sgd(params.data()); });
+    scaler.update();
+    out.push_back({scale, !stepped, params});
+  }
+  return out;
+}
+
+std::vector<step_record> one_call(const recipe& r, toy_model model, int steps) {
+  precision_session amp{r};
+  std::vector<float> params = initial_parameters(model.n);
+  const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+  std::vector<step_record> out;
+  for (int t = 0; t < steps; ++t) {
+    model.step = t;
+    model.zero_grads();
+    const step_result s = amp.train_step([&](std::size_t m) { return model.forward(m); },
+                                         [&](float scaled, std::size_t m) { model.backward(scaled, m); }, grads,
+                                         [&] { model.sgd(params.data()); });
+    CHECK(s.grad_norm.has_value() == (r.max_grad_norm > 0));
+    out.push_back({s.scale, s.skipped, params});
+  }
+  return out;
+}
+
+void check_same(const std::vector<step_record>& a, const std::vector<step_record>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t t = 0; t < a.size(); ++t) {
+    INFO("step " << t);
+    CHECK(a[t].scale == b[t].scale);
+    CHECK(a[t].skipped == b[t].skipped);
+    CHECK(same_bits(a[t].params.data(), b[t].params.data(), a[t].params.size() * sizeof(float)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("train_step is the hand-written loss_scaler sequence, bit for bit", "[session]") {
+  const toy_model model{1000, {2, 3, 9, 10, 11, 20}};
+  const int steps = 30;
+  SECTION("dynamic scaling with accumulation and clipping") {
+    const recipe r = parse_recipe("recipe=fp16, growth_interval=3, accumulation_steps=3, max_grad_norm=0.05");
+    const auto expected = hand_written(r, r.dynamic_policy(), model, steps);
+    check_same(one_call(r, model, steps), expected);
+    CHECK(expected[2].skipped);
+    CHECK(expected[3].scale == expected[2].scale / 2);  // a back-off the trajectory really takes
+  }
+  SECTION("hysteresis scaling (DeepSpeed rules)") {
+    const recipe r = parse_recipe("recipe=fp16, scaling=hysteresis, hysteresis_rules=deepspeed, growth_interval=4");
+    check_same(one_call(r, model, steps), hand_written(r, r.hysteresis_policy(), model, steps));
+  }
+  SECTION("static scaling (Apex O3) and no scaling (bf16)") {
+    const recipe o3 = parse_recipe("recipe=O3, static_scale=128, accumulation_steps=2");
+    check_same(one_call(o3, model, steps), hand_written(o3, o3.static_policy(), model, steps));
+    const recipe bf16 = parse_recipe("recipe=bf16, max_grad_norm=0.01");
+    check_same(one_call(bf16, model, steps), hand_written(bf16, no_scaling{}, model, steps));
+  }
+}
+
+TEST_CASE("master weights change only on steps taken; working copies are convert_n of the masters", "[session]") {
+  for (const char* text : {"O2", "recipe=bf16, master_weights=true, max_grad_norm=0.05"}) {
+    INFO(text);
+    precision_session amp{parse_recipe(text)};
+    toy_model model{300, {1, 4, 5}};
+    const std::vector<float> init = initial_parameters(model.n);
+    std::vector<float16> user_half(model.n);
+    std::vector<bfloat16> user_bf16(model.n);
+    master_weights& w = amp.masters();
+    const std::size_t owned = w.add(init.data(), model.n);
+    const std::size_t user = w.working_dtype() == dtype::float16 ? w.add(init.data(), model.n, user_half.data())
+                                                                 : w.add(init.data(), model.n, user_bf16.data());
+    CHECK(w.master_bytes() == 2 * model.n * 4);
+    CHECK(w.working_bytes() == 2 * model.n * 2);
+    const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+    std::int64_t taken = 0;
+    for (int t = 0; t < 8; ++t) {
+      model.step = t;
+      model.zero_grads();
+      const std::vector<float> before(w.master(owned), w.master(owned) + model.n);
+      const step_result s =
+          amp.train_step([&] { return model.forward(0); }, [&](float scaled) { model.backward(scaled, 0); }, grads,
+                         [&] {
+                           model.sgd(w.master(owned));
+                           model.sgd(w.master(user));
+                         });
+      CHECK(s.skipped == (model.overflow_steps.count(t) != 0));
+      taken += s.skipped ? 0 : 1;
+      const bool changed = !same_bits(before.data(), w.master(owned), model.n * sizeof(float));
+      CHECK(changed == !s.skipped);
+      for (const std::size_t p : {owned, user}) {
+        if (w.working_dtype() == dtype::float16) {
+          std::vector<float16> expected(model.n);
+          convert_n(w.master(p), model.n, expected.data());
+          CHECK(same_bits(expected.data(), w.working<float16>(p), model.n * 2));
+        } else {
+          std::vector<bfloat16> expected(model.n);
+          convert_n(w.master(p), model.n, expected.data());
+          CHECK(same_bits(expected.data(), w.working<bfloat16>(p), model.n * 2));
+        }
+      }
+    }
+    CHECK(static_cast<std::int64_t>(w.refreshes()) == taken);
+    const bool user_buffer = w.working_dtype() == dtype::float16 ? w.working<float16>(user) == user_half.data()
+                                                                 : w.working<bfloat16>(user) == user_bf16.data();
+    CHECK(user_buffer);
+  }
+  precision_session plain{recipes::bf16()};
+  CHECK_FALSE(plain.has_master_weights());
+  CHECK_THROWS_AS(plain.masters(), invalid_argument);
+  CHECK_THROWS_AS(master_weights(dtype::float8_e4m3fn), invalid_argument);
+}
+
+TEST_CASE("stochastic rounding of working copies: a neighbour of the master, the same for the same seed", "[session]") {
+  const recipe r = parse_recipe("recipe=bf16, master_weights=true, stochastic_rounding=true, seed=5");
+  std::vector<std::vector<std::uint16_t>> runs;
+  for (int run = 0; run < 2; ++run) {
+    precision_session amp{r};
+    toy_model model{257, {}};
+    const std::vector<float> init = initial_parameters(model.n);
+    const std::size_t p = amp.masters().add(init.data(), model.n);
+    const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+    for (int t = 0; t < 3; ++t) {
+      model.step = t;
+      model.zero_grads();
+      amp.train_step([&] { return model.forward(0); }, [&](float scaled) { model.backward(scaled, 0); }, grads,
+                     [&] { model.sgd(amp.masters().master(p)); });
+    }
+    std::vector<std::uint16_t> bits;
+    for (std::size_t i = 0; i < model.n; ++i) {
+      const float m = amp.masters().master(p)[i];
+      const bfloat16 w = amp.masters().working<bfloat16>(p)[i];
+      const bool neighbour = w.bits() == convert<bfloat16>(m, rounding::downward).bits() ||
+                             w.bits() == convert<bfloat16>(m, rounding::upward).bits();
+      CHECK(neighbour);
+      bits.push_back(w.bits());
+    }
+    runs.push_back(bits);
+  }
+  CHECK(runs[0] == runs[1]);
+}
+
+namespace {
+
+struct checkpoint_run {
+  std::vector<float> masters0, masters1;
+  std::vector<std::uint16_t> working0;
+  std::vector<float> scales;
+  std::vector<bool> skipped;
+  epoch_statistics total;
+};
+
+// Steps [from, to) of an O2 session whose model has two parameters.
+checkpoint_run continue_run(precision_session& amp, int from, int to) {
+  toy_model model{64, {3, 9, 10, 12}};
+  const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+  checkpoint_run out;
+  for (int t = from; t < to; ++t) {
+    model.step = t;
+    model.zero_grads();
+    const step_result s =
+        amp.train_step([&] { return model.forward(0); }, [&](float scaled) { model.backward(scaled, 0); }, grads,
+                       [&] {
+                         model.sgd(amp.masters().master(0));
+                         model.sgd(amp.masters().master(1));
+                       });
+    out.scales.push_back(s.scale);
+    out.skipped.push_back(s.skipped);
+  }
+  out.masters0.assign(amp.masters().master(0), amp.masters().master(0) + model.n);
+  out.masters1.assign(amp.masters().master(1), amp.masters().master(1) + model.n);
+  for (std::size_t i = 0; i < model.n; ++i) out.working0.push_back(amp.masters().working<float16>(0)[i].bits());
+  out.total = amp.total();
+  return out;
+}
+
+precision_session o2_session(const recipe& r, float offset, std::size_t n0 = 64) {
+  precision_session amp{r};
+  const std::vector<float> a = initial_parameters(n0, offset), b = initial_parameters(64, 2 * offset);
+  amp.masters().add(a.data(), a.size());
+  amp.masters().add(b.data(), b.size());
+  return amp;
+}
+
+}  // namespace
+
+TEST_CASE("save and load in the middle of training continue bit for bit", "[session]") {
+  const recipe r = parse_recipe("recipe=O2, growth_interval=2");
+  precision_session original = o2_session(r, 0);
+  continue_run(original, 0, 7);
+  const std::vector<std::uint8_t> saved = original.save_state();
+  const std::string path = "precision_session_test.state";
+  original.save(path);
+  const checkpoint_run expected = continue_run(original, 7, 15);
+
+  for (int from_file = 0; from_file < 2; ++from_file) {
+    precision_session resumed = o2_session(r, 1.0f);  // other initial values: the state replaces them
+    if (from_file) {
+      resumed.load(path);
+    } else {
+      resumed.load_state(saved);
+    }
+    const checkpoint_run got = continue_run(resumed, 7, 15);
+    CHECK(got.scales == expected.scales);
+    CHECK(got.skipped == expected.skipped);
+    CHECK(same_bits(got.masters0.data(), expected.masters0.data(), expected.masters0.size() * 4));
+    CHECK(same_bits(got.masters1.data(), expected.masters1.data(), expected.masters1.size() * 4));
+    CHECK(got.working0 == expected.working0);
+    CHECK(got.total.steps == expected.total.steps);
+    CHECK(got.total.skipped == expected.total.skipped);
+  }
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is refused and changes nothing",
+          "[session]") {
+  const recipe r = parse_recipe("recipe=O2, growth_interval=2");
+  precision_session source = o2_session(r, 0);
+  continue_run(source, 0, 5);
+  const std::vector<std::uint8_t> saved = source.save_state();
+
+  const auto refused = [&](precision_session& target, std::vector<std::uint8_t> bytes, const std::string& message) {
+    const std::vector<std::uint8_t> before = target.save_state();
+    try {
+      target.load_state(bytes);
+      FAIL("accepted");
+    } catch (const scaler_state_error& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(message) != std::string::npos);
+    }
+    CHECK(target.save_state() == before);
+  };
+  precision_session other_recipe = o2_session(parse_recipe("recipe=O2, growth_interval=2, init_scale=1024"), 0);
+  refused(other_recipe, saved, "another recipe: saved with init_scale=65536, this session has init_scale=1024");
+  precision_session other_shape = o2_session(r, 0, 65);
+  refused(other_shape, saved, "parameter 0 has 64 values, the registered one has 65");
+  precision_session no_masters{parse_recipe("recipe=fp16, growth_interval=2")};
+  refused(no_masters, saved, "another recipe");
+  precision_session target = o2_session(r, 1.0f);
+  std::vector<std::uint8_t> corrupt = saved;
+  corrupt[corrupt.size() / 2] ^= 0x10;
+  refused(target, corrupt, "checksum mismatch");
+  std::vector<std::uint8_t> truncated(saved.begin(), saved.end() - 9);
+  refused(target, truncated, "truncated");
+  refused(target, {}, "shorter than the 20-byte frame");
+  const std::vector<std::uint8_t> scaler_state = loss_scaler<dynamic_scaling>{}.save_state();
+  refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
+}
+
+TEST_CASE("a session state whose scaler carries other options than the recipe is refused", "[session]") {
+  const recipe r = parse_recipe("recipe=O2, growth_interval=2");
+  std::vector<std::uint8_t> saved = o2_session(r, 0).save_state();
+  // The payload: settings (u16 length, text), enabled (u8), then the scaler blob (u32 length, bytes).
+  std::size_t at = 16;
+  at += 2 + (saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8) + 1;
+  const std::size_t old_length = saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8 |
+                                 static_cast<std::size_t>(saved[at + 2]) << 16 |
+                                 static_cast<std::size_t>(saved[at + 3]) << 24;
+  dynamic_scaling other = r.dynamic_policy();
+  other.growth_interval = 5;
+  const std::vector<std::uint8_t> blob = loss_scaler<dynamic_scaling>{other, r.options()}.save_state();
+  std::vector<std::uint8_t> payload(saved.begin() + 16, saved.begin() + static_cast<std::ptrdiff_t>(at));
+  for (int i = 0; i < 4; ++i) payload.push_back(static_cast<std::uint8_t>(blob.size() >> (8 * i)));
+  payload.insert(payload.end(), blob.begin(), blob.end());
+  payload.insert(payload.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
+  const std::vector<std::uint8_t> forged = state_fuzz::framed(
+      session_detail::session_magic, session_detail::session_state_version, payload.data(), payload.size());
+  precision_session target = o2_session(r, 0);
+  const std::vector<std::uint8_t> before = target.save_state();
+  CHECK_THROWS_WITH(target.load_state(forged), Catch::Contains("policy or scaler options that differ"));
+  CHECK(target.save_state() == before);
+  // The same surgery with the recipe's own options is accepted: the check is on the options only.
+  const std::vector<std::uint8_t> own = loss_scaler<dynamic_scaling>{r.dynamic_policy(), r.options()}.save_state();
+  std::vector<std::uint8_t> same(saved.begin() + 16, saved.begin() + static_cast<std::ptrdiff_t>(at));
+  for (int i = 0; i < 4; ++i) same.push_back(static_cast<std::uint8_t>(own.size() >> (8 * i)));
+  same.insert(same.end(), own.begin(), own.end());
+  same.insert(same.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
+  CHECK_NOTHROW(target.load_state(state_fuzz::framed(session_detail::session_magic,
+                                                     session_detail::session_state_version, same.data(), same.size())));
+}
+
+TEST_CASE("enable, disable and toggle switch autocast and loss scaling; the log says so", "[session]") {
+  std::vector<std::string> lines;
+  precision_session amp{recipes::fp16(), [&](const std::string& line) { lines.push_back(line); }};
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "[AMP] Using FP16 mixed precision (dynamic loss scaling, initial scale 65536.0)");
+  float grad = 0;
+  const std::vector<gradient_view> grads = {gradient_view(&grad, 1)};
+  autocast_state seen;
+  float scaled_seen = 0;
+  const auto step = [&] {
+    grad = 0;
+    return amp.train_step(
+        [&] {
+          seen = current_autocast();
+          return 0.25f;
+        },
+        [&](float scaled) {
+          scaled_seen = scaled;
+          grad = scaled;
+        },
+        grads, [] {});
+  };
+  step();
+  CHECK(seen.enabled);
+  CHECK(seen.lower_precision == dtype::float16);
+  CHECK(scaled_seen == 0.25f * 65536);
+  amp.disable();
+  CHECK_FALSE(amp.enabled());
+  CHECK(amp.autocast_dtype() == dtype::float32);
+  step();
+  CHECK_FALSE(seen.enabled);
+  CHECK(scaled_seen == 0.25f);  // scale 1
+  CHECK(amp.get_scale() == 1.0f);
+  amp.toggle();
+  CHECK(amp.enabled());
+  step();
+  CHECK(seen.enabled);
+  CHECK(scaled_seen == 0.25f * 65536);  // the scaler's state was kept while disabled
+  CHECK_FALSE(is_autocast_enabled());   // the scope ends with the forward pass
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[1] == "[AMP] Disabled: training in FP32 (no autocast, no loss scaling)");
+  CHECK(lines[2] == lines[0]);
+}
+
+TEST_CASE("an optimizer step that throws leaves a session that steps on", "[session]") {
+  precision_session amp{parse_recipe("recipe=fp16, growth_interval=1")};
+  float grad = 0;
+  const std::vector<gradient_view> grads = {gradient_view(&grad, 1)};
+  const auto forward = [] { return 1.0f; };
+  const auto backward = [&](float scaled) { grad = scaled * 1e-6f; };
+  CHECK_THROWS_WITH(amp.train_step(forward, backward, grads, [] { throw std::runtime_error("optimizer failed"); }),
+                    "optimizer failed");
+  CHECK(amp.get_scale() == 65536.0f);  // closed at its scale: no growth applied
+  const step_result next = amp.train_step(forward, backward, grads, [] {});
+  CHECK_FALSE(next.skipped);
+  CHECK(amp.get_scale() == 131072.0f);  // the policy runs again (growth_interval 1)
+  precision_session strict{parse_recipe("recipe=fp16, max_consecutive_skips=1")};
+  const auto overflow = [&](float) { grad = INFINITY; };
+  CHECK_THROWS_AS(strict.train_step(forward, overflow, grads, [] {}), skip_limit_error);
+  CHECK_NOTHROW(strict.train_step(forward, backward, grads, [] {}));
+}
+
+TEST_CASE("log lines and epoch statistics", "[session]") {
+  CHECK(precision_session{recipes::bf16()}.describe() == "[AMP] Using BF16 mixed precision (no loss scaling)");
+  CHECK(precision_session{recipes::O2()}.describe() ==
+        "[AMP] Using FP16 mixed precision (dynamic loss scaling, initial scale 65536.0), FP32 master weights, model "
+        "cast to FP16, batchnorm kept in FP32");
+  CHECK(precision_session{recipes::O3()}.describe() ==
+        "[AMP] Using FP16 training (static loss scale 1.0), model cast to FP16");
+  CHECK(precision_session{recipes::O0()}.describe() == "[AMP] Using FP32 training (static loss scale 1.0)");
+
+  std::vector<std::string> lines;
+  precision_session amp{recipes::fp16(), [&](const std::string& line) { lines.push_back(line); }};
+  toy_model model{16, {0, 4}};
+  const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+  for (int t = 0; t < 10; ++t) {
+    model.step = t;
+    model.zero_grads();
+    amp.train_step([&] { return model.forward(0); }, [&](float scaled) { model.backward(scaled, 0); }, grads, [] {}, 2);
+    if (t == 0) CHECK(amp.stats_line() == "[AMP Stats] Scale: 32768.0, Growth tracker: 0");
+  }
+  CHECK(amp.epoch().steps == 10);
+  CHECK(amp.epoch().skipped == 2);
+  CHECK(amp.epoch().overflow_rate() == 0.2);
+  CHECK(amp.epoch().mean_step_seconds() >= 0);
+  const epoch_statistics e = amp.end_epoch();
+  CHECK(e.steps == 10);
+  CHECK(amp.epoch().steps == 0);
+  CHECK(amp.total().steps == 10);
+  CHECK(lines.back().rfind("[AMP Epoch] Steps: 10, Skipped: 2 (20.00%), Mean step: ", 0) == 0);
+  CHECK_THROWS_AS(amp.train_step([] { return 0.0f; }, [](float) {}, grads, [] {}, -1), invalid_argument);
+}
+
+TEST_CASE("fp8 recipe: the session's delayed scaling follows a standalone fp8_training", "[session]") {
+  precision_session amp{recipes::fp8()};
+  CHECK_THROWS_AS(amp.fp8(), invalid_argument);
+  amp.use_fp8_layers(1);
+  ops::fp8_training reference{recipes::fp8().fp8_policy(), 1};
+  const std::vector<float> init = initial_parameters(32);
+  amp.masters().add(init.data(), init.size());
+  std::vector<float> x(32), dy(32), grad(32, 0.0f);
+  std::vector<float8_e4m3fn> xq(32);
+  std::vector<float8_e5m2> dyq(32);
+  const std::vector<gradient_view> grads = {gradient_view(grad.data(), grad.size())};
+  for (int t = 0; t < 6; ++t) {
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(t + 1) * 0.5f * static_cast<float>(i % 5);
+      dy[i] = 1e-3f * static_cast<float>(t + 2) * static_cast<float>(i % 3);
+    }
+    amp.train_step(
+        [&] {
+          amp.fp8().forward().quantize(0, x.data(), x.size(), xq.data());
+          return 1.0f;
+        },
+        [&](float) { amp.fp8().backward().quantize(0, dy.data(), dy.size(), dyq.data()); }, grads, [] {});
+    reference.forward().quantize(0, x.data(), x.size(), xq.data());
+    reference.backward().quantize(0, dy.data(), dy.size(), dyq.data());
+    reference.update();
+    CHECK(amp.fp8().forward().scale(0) == reference.forward().scale(0));
+    CHECK(amp.fp8().backward().scale(0) == reference.backward().scale(0));
+  }
+  CHECK(amp.fp8().forward().scale(0) != 1.0f);  // the amaxes moved the scales
+  CHECK_THROWS_AS(precision_session{recipes::bf16()}.use_fp8_layers(1), invalid_argument);
+}

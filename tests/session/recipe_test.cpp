@@ -1,0 +1,250 @@
+// session/recipe.hpp, recipe_fields.hpp, parse_recipe.hpp, detail/json.hpp: the named recipes
+// and Apex's opt levels hold their documented settings; every text form gives the same recipe;
+// every key overrides its policy option; and every malformed, hostile or contradictory input is a
+// recipe_error whose message names the problem and what is allowed.
+#include <mixprec/session/parse_recipe.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace mixprec;
+
+namespace {
+
+struct expected_recipe {
+  const char* name;
+  precision_mode precision;
+  loss_scaling_mode scaling;
+  bool autocast, master_weights, cast_model, keep_batchnorm_fp32;
+};
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_recipe(text);
+  } catch (const recipe_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+}  // namespace
+
+TEST_CASE("named recipes and Apex opt levels resolve to their documented settings", "[recipe]") {
+  using p = precision_mode;
+  using s = loss_scaling_mode;
+  const expected_recipe table[] = {
+      {"fp32", p::float32, s::none, false, false, false, false},
+      {"fp16", p::ieee_float16, s::dynamic, true, false, false, false},
+      {"bf16", p::brain_float16, s::none, true, false, false, false},
+      {"fp8", p::float8, s::none, true, true, false, false},
+      {"O0", p::float32, s::fixed, false, false, false, false},        // pure fp32, loss_scale 1.0
+      {"O1", p::ieee_float16, s::dynamic, true, false, false, false},  // patched functions, fp32 model
+      {"O2", p::ieee_float16, s::dynamic, false, true, true, true},    // fp16 model, fp32 masters and batchnorm
+      {"O3", p::ieee_float16, s::fixed, false, false, true, false},    // pure fp16, loss_scale 1.0
+  };
+  for (const expected_recipe& e : table) {
+    INFO(e.name);
+    const recipe r = parse_recipe(e.name);
+    CHECK(r.name == e.name);
+    CHECK(r.precision == e.precision);
+    CHECK(r.scaling == e.scaling);
+    CHECK(r.autocast == e.autocast);
+    CHECK(r.master_weights == e.master_weights);
+    CHECK(r.cast_model == e.cast_model);
+    CHECK(r.keep_batchnorm_fp32 == e.keep_batchnorm_fp32);
+    CHECK(r.static_scale == 1.0f);
+    CHECK(r.init_scale == 65536.0f);  // PyTorch GradScaler's and Apex's dynamic start
+    CHECK(r.accumulation_steps == 1);
+    CHECK(r.max_grad_norm == 0);
+  }
+  CHECK(parse_recipe("o2").name == "O2");  // names are case-insensitive
+  CHECK(recipes::O1().working_dtype() == dtype::float16);
+  CHECK(recipes::bf16().working_dtype() == dtype::bfloat16);
+  CHECK(recipes::fp8().working_dtype() == dtype::bfloat16);
+  CHECK(recipes::fp32().working_dtype() == dtype::float32);
+  const delayed_scaling fp8 = recipes::fp8().fp8_policy();  // Transformer Engine's DelayedScaling defaults
+  CHECK(fp8.format == fp8_format::hybrid);
+  CHECK(fp8.margin == 0);
+  CHECK(fp8.amax_history_len == 1024);
+  CHECK(fp8.amax_compute_algo == amax_algorithm::max);
+}
+
+TEST_CASE("key=value text, flags, argv and JSON give the same recipe, and to_string reads back", "[recipe]") {
+  const recipe from_pairs = parse_recipe("recipe=O2, init_scale=1024 growth_interval = 100,max_grad_norm=1.5");
+  const recipe from_flags = parse_recipe("--recipe O2 --init-scale 1024 --growth_interval=100 --max-grad-norm 1.5");
+  const recipe from_json =
+      parse_recipe("{\"recipe\": \"O2\", \"init_scale\": 1024, \"growth_interval\": 100, \"max_grad_norm\": 1.5}");
+  const char* argv[] = {"train", "--recipe",        "O2", "--init-scale", "1024", "--growth-interval",
+                        "100",   "--max-grad-norm", "1.5"};
+  const recipe from_argv = parse_recipe_args(9, argv);
+  CHECK(from_pairs.init_scale == 1024.0f);
+  CHECK(from_pairs.growth_interval == 100);
+  CHECK(from_pairs.max_grad_norm == 1.5);
+  CHECK(from_pairs.master_weights);
+  for (const recipe& r : {from_flags, from_json, from_argv}) {
+    CHECK(to_string(r) == to_string(from_pairs));
+  }
+  for (const recipe& r : {recipes::fp32(), recipes::fp16(), recipes::bf16(), recipes::fp8(), recipes::O0(),
+                          recipes::O1(), recipes::O2(), recipes::O3(), from_pairs}) {
+    CHECK(to_string(parse_recipe(to_string(r))) == to_string(r));
+  }
+  CHECK(parse_recipe("--recipe fp16 --autocast").autocast);  // a bare boolean flag means true
+  CHECK(parse_recipe("recipe=bf16, max_scale=inf").max_scale == INFINITY);
+  CHECK(parse_recipe("{\"recipe\": \"bf16\", \"max_scale\": \"inf\"}").max_scale == INFINITY);
+}
+
+TEST_CASE("every option of the underlying policies is a key", "[recipe]") {
+  const recipe h = parse_recipe(
+      "recipe=fp16, scaling=hysteresis, init_scale=1024, growth_factor=4, backoff_factor=0.25, growth_interval=10, "
+      "hysteresis_rules=deepspeed, hysteresis=3, hysteresis_min_scale=2, consecutive_hysteresis=true, "
+      "raise_at_min_scale=true, min_scale=2, max_scale=1e6, at_floor=throw_error, max_consecutive_skips=5, "
+      "history_capacity=8, accumulation_steps=4, seed=7, gradient_rounding=to_odd");
+  const hysteresis_scaling p = h.hysteresis_policy();
+  CHECK(p.rules == hysteresis_scaling::rule_set::deepspeed);
+  CHECK(p.init_scale == 1024.0f);
+  CHECK(p.growth_factor == 4.0f);
+  CHECK(p.backoff_factor == 0.25f);
+  CHECK(p.growth_interval == 10);
+  CHECK(p.hysteresis == 3);
+  CHECK(p.min_scale == 2.0f);
+  CHECK(p.consecutive_hysteresis);
+  CHECK(p.raise_at_min_scale);
+  const scaler_options o = h.options();
+  CHECK(o.min_scale == 2.0f);
+  CHECK(o.max_scale == 1e6f);
+  CHECK(o.at_floor == floor_action::throw_error);
+  CHECK(o.max_consecutive_skips == 5);
+  CHECK(o.history_capacity == 8);
+  CHECK(o.unscale.gradient_rounding == rounding::to_odd);
+  CHECK(h.accumulation_steps == 4);
+  CHECK(h.seed == 7);
+  const dynamic_scaling d = parse_recipe("recipe=fp16, backoff_factor=0.125, growth_factor=3").dynamic_policy();
+  CHECK(d.backoff_factor == 0.125);
+  CHECK(d.growth_factor == 3.0);
+  CHECK(parse_recipe("recipe=O3, static_scale=128").static_policy().scale == 128.0f);
+  const delayed_scaling f =
+      parse_recipe("recipe=fp8, fp8_format=e4m3, margin=2, amax_history_len=16, amax_compute_algo=most_recent")
+          .fp8_policy();
+  CHECK(f.format == fp8_format::e4m3);
+  CHECK(f.margin == 2);
+  CHECK(f.amax_history_len == 16);
+  CHECK(f.amax_compute_algo == amax_algorithm::most_recent);
+}
+
+TEST_CASE("bad keys, types and values are recipe_errors that say what is allowed", "[recipe]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {"init_scal=3", "unknown key 'init_scal'; allowed keys: recipe, precision, scaling,"},
+      {"{\"init_scale\": \"big\"}", "init_scale (line 1, column 16) is a string; allowed: a finite number > 0"},
+      {"{\"autocast\": 1}", "autocast (line 1, column 14) is a number; allowed: true or false"},
+      {"{\"precision\": true}", "is a boolean; allowed: a string, one of fp32, fp16, bf16, fp8"},
+      {"precision=fp12", "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8"},
+      {"scaling=adaptive", "allowed: none, static, dynamic, hysteresis"},
+      {"recipe=O4", "unknown recipe name 'O4'; allowed: fp32, fp16, bf16, fp8, O0, O1, O2, O3"},
+      {"O4", "unknown recipe name 'O4'"},
+      {"init_scale=1e999", "init_scale is '1e999'; allowed: a finite number > 0"},
+      {"init_scale=1e39", "init_scale is '1e39'"},    // beyond float: refused, not rounded to infinity
+      {"init_scale=1e-50", "init_scale is '1e-50'"},  // below float: refused, not rounded to 0
+      {"init_scale=nan", "init_scale is 'nan'"},
+      {"init_scale=-0", "init_scale is 0, it must be finite and > 0"},
+      {"{\"init_scale\": 1e999}", "line 1, column 16: number 1e999 is out of the range of a double"},
+      {"growth_interval=99999999999", "growth_interval is '99999999999'; allowed: an integer >= 1"},
+      {"{\"growth_interval\": 3.5}", "growth_interval is '3.5'; allowed: an integer >= 1"},
+      {"{\"growth_interval\": 2e3}", "growth_interval is '2e3'"},
+      {"accumulation_steps=0", "accumulation_steps is 0; allowed: 1 to 65536"},
+      {"scaling=static, static_scale=0", "static_scale is 0; allowed: a finite number > 0"},
+      {"scaling=static, static_scale=-4", "static_scale is -4"},
+      {"max_grad_norm=-1", "max_grad_norm is -1; allowed: a finite number >= 0"},
+      {"precision=fp16, scaling=none", "safe=true: small fp16 gradients underflow"},
+      {"recipe=fp8, master_weights=false", "allowed: master_weights=true"},
+      {"autocast=true", "autocast=true needs precision fp16, bf16 or fp8"},
+      {"recipe=O1, keep_batchnorm_fp32=true", "keep_batchnorm_fp32=true needs cast_model=true"},
+      {"recipe=fp16, init_scale=4, min_scale=8", "initial scale 4 of scaling=dynamic is outside [min_scale 8"},
+      {"recipe=fp8, margin=7", "margin is 7"},
+      {"recipe=fp8, margin=abc", "margin is 'abc'; allowed: an integer in [-100, 6]"},
+      {"init_scale=1, init_scale=2", "key 'init_scale' is given twice"},
+      {"{\"init_scale\": 1, \"init_scale\": 2}", "duplicate key \"init_scale\""},
+      {"init_scale", "unknown recipe name 'init_scale'"},  // no "=": read as a name
+      {"precision=fp16 init_scale", "expected key=value at offset 15"},
+      {"precision=", "key 'precision' has no value"},
+      {"--init-scale", "flag --init-scale has no value"},
+      {"--recipe fp16 stray", "expected a --flag, found 'stray'"},
+      {"", "empty text; allowed: a recipe name"},
+      {" \n\t", "empty text"},
+      {std::string("fp16\0", 5), "NUL byte at offset 4"},
+      {std::string("{\"recipe\": \"fp16\0\"}", 19), "NUL byte at offset 16"},
+      {"{\"recipe\": \"fp16\"", "line 1, column 18: expected ',' or '}' in an object, found end of input"},
+      {"{\"recipe\": \"fp1", "truncated: a string is not closed"},
+      {"{\"recipe\": ", "truncated: a value is expected"},
+      {"{\"recipe\": \"fp16\",}", "expected a quoted key, found '}'"},
+      {"{\"init_scale\": 01}", "a number with a leading zero"},
+      {"{\"init_scale\": +1}", "unexpected '+'"},
+      {"{\"init_scale\": 1.}", "a '.' not followed by digits"},
+      {"{\"init_scale\": NaN}", "unexpected 'N'"},
+      {"{\"recipe\": \"fp16\"} x", "unexpected 'x' after the JSON value"},
+      {"[1, 2]", "a JSON recipe is an object of keys; this one is an array"},
+      {"{\"a\\u0000b\": 1}", "unknown key 'a?b'"},
+      {"{\"recipe\": \"\\ud800\"}", "high surrogate not followed by a low one"},
+      {"{\"recipe\": \"\\udc00\"}", "lone low surrogate"},
+      {"{\"recipe\": \"\\q\"}", "unknown escape \\'q'"},
+      {"{\"recipe\": \"\xff\"}", "invalid UTF-8"},
+      {"{\"recipe\": \"\xc0\x80\"}", "invalid UTF-8"},  // an overlong NUL
+      {"{\"recipe\": \"a\tb\"}", "raw control character"},
+      {"{\n  \"recipe\": \"fp16\",\n  \"init_scale\": tru\n}", "line 3, column 17: unexpected 't'"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.first);
+    const std::string message = error_of(c.first);
+    INFO(message);
+    CHECK(message.find(c.second) != std::string::npos);
+  }
+  CHECK_NOTHROW(parse_recipe("precision=fp16, scaling=none, safe=false"));
+  CHECK(parse_recipe("max_grad_norm=-0").max_grad_norm == 0);
+  CHECK_FALSE(std::signbit(parse_recipe("max_grad_norm=-0").max_grad_norm));  // -0 reads as 0
+  CHECK(parse_recipe("{\"recipe\": \"fp8\", \"margin\": -0}").margin == 0);
+  CHECK(parse_recipe("{\"recipe\": \"fp16\", \"init_scale\": 2.5E+2}").init_scale == 250.0f);
+  CHECK(parse_recipe("{\"recipe\": \"\\u0066p16\"}").name == "fp16");  // escapes decode
+}
+
+TEST_CASE("hostile sizes are bounded: deep nesting, huge strings, huge documents", "[recipe]") {
+  std::string deep = "{\"a\": ";
+  for (int i = 0; i < 100000; ++i) deep += '[';
+  CHECK(error_of(deep).find("nesting deeper than 32 levels") != std::string::npos);
+  const std::string long_key = "{\"" + std::string(5000, 'k') + "\": 1}";
+  CHECK(error_of(long_key).find("a string longer than 4096 bytes") != std::string::npos);
+  std::string huge = "{\"recipe\": \"fp16\"" + std::string(std::size_t{1} << 20, ' ') + "}";
+  CHECK(error_of(huge).find("the limit is 1048576") != std::string::npos);
+  std::string wide = "[";
+  for (int i = 0; i < 2000; ++i) wide += "1,";
+  wide += "1]";
+  CHECK(error_of(wide).find("an array with more than 1024 items") != std::string::npos);
+  CHECK(error_of(std::string(100000, 'x')).find("unknown recipe name 'xxxx") != std::string::npos);
+}
+
+TEST_CASE("recipe files: JSON or key=value; missing and truncated files are clear errors", "[recipe]") {
+  const std::string path = "recipe_test_config.json";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "{\n  \"recipe\": \"bf16\",\n  \"max_grad_norm\": 1.0,\n  \"accumulation_steps\": 4\n}\n";
+  }
+  const recipe r = parse_recipe_file(path);
+  CHECK(r.name == "bf16");
+  CHECK(r.accumulation_steps == 4);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "{\n  \"recipe\": \"bf16\",\n  \"max_grad_n";
+  }
+  try {
+    parse_recipe_file(path);
+    FAIL("a truncated file was accepted");
+  } catch (const recipe_error& e) {
+    CHECK(std::string(e.what()).find("recipe file 'recipe_test_config.json': JSON recipe, line 3") !=
+          std::string::npos);
+  }
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH(parse_recipe_file("no/such/recipe.json"), Catch::Contains("cannot be opened"));
+}

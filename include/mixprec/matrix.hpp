@@ -186,7 +186,7 @@ class matrix {
   std::size_t cols() const noexcept { return cols_; }
   std::size_t size() const noexcept { return rows_ * cols_; }
   bool empty() const noexcept { return size() == 0; }
-  std::size_t bytes() const noexcept { return size() * size_of(type_); }
+  std::size_t bytes() const { return size() * size_of(type_); }
 
   void* raw_data() noexcept { return storage_.get(); }
   const void* raw_data() const noexcept { return storage_.get(); }

@@ -9,7 +9,7 @@ void dot_chunks(std::size_t chunks, const std::uint16_t* a, const std::uint32_t*
     const std::uint16_t* a_chunk = a + c * 32 * 32;  // 32 rows of 32 bf16
     const std::uint32_t* b_chunk = b + c * 16 * 32;  // 16 pair lines of 32 columns
     load<4>(a_chunk, 64);
-    load<5>(a_chunk + 16 * 32, 64);
+    load<5>(a_chunk + std::size_t{16} * 32, 64);
     load<6>(b_chunk, 128);
     load<7>(b_chunk + 16, 128);
     dot_bf16<0, 4, 6>();

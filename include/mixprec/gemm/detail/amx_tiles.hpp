@@ -164,9 +164,9 @@ class emulated_tiles {
       }
       for (int n = 0; n < n_count; ++n) {
         float c;
-        std::memcpy(&c, data_[D][m] + 4 * n, 4);
+        std::memcpy(&c, data_[D][m] + std::ptrdiff_t{4} * n, 4);
         c = add_daz_ftz(c, add_daz_ftz(even[n], odd[n]));
-        std::memcpy(data_[D][m] + 4 * n, &c, 4);
+        std::memcpy(data_[D][m] + std::ptrdiff_t{4} * n, &c, 4);
       }
     }
   }
@@ -188,7 +188,7 @@ class emulated_tiles {
   }
   float element(int t, int row, int bf16_index) const {
     std::uint16_t bits;
-    std::memcpy(&bits, data_[t][row] + 2 * bf16_index, 2);
+    std::memcpy(&bits, data_[t][row] + std::ptrdiff_t{2} * bf16_index, 2);
     return bfloat16_bits_to_float(bits);
   }
 
@@ -249,7 +249,7 @@ struct hardware_tiles {
     // clang-format on
   }
 
-#include "amx_chunks.inl"
+#include "amx_chunks.inl"  // NOLINT(readability-duplicate-include): once per backend class
 };
 MIXPREC_TARGET_END
 #undef MIXPREC_TILE_BARRIER

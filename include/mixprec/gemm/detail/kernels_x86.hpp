@@ -82,7 +82,7 @@ struct vector_ops {
   static MIXPREC_SIMD_INLINE type mul(type a, type b) { return _mm512_mul_ps(a, b); }
 };
 
-#include "float_kernel.inl"
+#include "float_kernel.inl"  // NOLINT(readability-duplicate-include): once per backend namespace
 
 // 32 registers: 12 x 2 sums (enough independent chains to cover the FMA latency on two pipes),
 // 2 lines of B; A's elements come as embedded broadcasts.

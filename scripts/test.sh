@@ -4,7 +4,8 @@
 #   2. Release, C++17, warnings as errors, CUDA on if nvcc is installed:
 #      every label CI runs: unit, exhaustive (the CI subset), reference, install
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer in C++20 (so that one build checks both the
-#      sanitizers and the newer standard), warnings as errors: unit, examples included
+#      sanitizers and the newer standard), warnings as errors: unit (the library and its tests;
+#      the examples and the one-header-per-file checks are compiled in stage 2 only)
 #   4. ThreadSanitizer, C++17: the tests that run threads (label `threads`)
 # Any warning, failing test or sanitizer report fails the run.  Build trees go to build/ci-*.
 # The full exhaustive matrix is not run here: `ctest --test-dir build/ci-release17 -L exhaustive_full`.
@@ -51,7 +52,8 @@ ctest --test-dir build/ci-release17 -L '^(exhaustive|reference)$' --output-on-fa
 
 stage "AddressSanitizer + UndefinedBehaviorSanitizer, C++20: build"
 configure build/ci-sanitize20 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_STANDARD=20 -DMIXPREC_CUDA=OFF \
-  -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_SWEEPS=OFF
+  -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_SWEEPS=OFF \
+  -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_HEADER_CHECKS=OFF
 build build/ci-sanitize20
 stage "Sanitizers, C++20: unit tests"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

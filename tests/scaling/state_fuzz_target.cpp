@@ -30,15 +30,7 @@ void load_one(const std::vector<std::uint8_t>& bytes) {
   scaler_options options;
   options.floor_handler = [](const floor_event& e) { return static_cast<float>(e.min_scale > 0 ? e.min_scale : 1); };
   loss_scaler<Policy> scaler{Policy{}, options};
-  const std::vector<std::uint8_t> before = scaler.save_state();
-  try {
-    scaler.load_state(bytes);
-  } catch (const scaler_state_error&) {
-    if (scaler.save_state() != before) std::abort();  // a refused state changed the scaler
-    return;
-  }
-  if (scaler.save_state() != bytes) std::abort();  // accepted, but not what it would have saved
-  ++state_fuzz_accepted;
+  if (!state_fuzz::loads_all_or_nothing(scaler, bytes)) return;
   // It runs: updates throw only the library's own errors (a floor or skip limit the loaded
   // options ask for), and the iteration can then be closed by setting a scale.
   for (int i = 0; i < 8; ++i) {

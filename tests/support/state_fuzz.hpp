@@ -44,6 +44,23 @@ inline bytes_t framed(const char (&magic)[8], std::uint32_t version, const std::
 }
 
 // The payload of a whole state (selector byte kept): header and checksum dropped, framing bit set.
+// The check of every fuzz target: `object` loads `bytes` all or nothing.  A refusal
+// (scaler_state_error) must leave it as it was; an accepted state must save back to exactly
+// `bytes` (no accepted garbage).  Anything else aborts.  Returns whether it was accepted.
+template <class Stateful>
+bool loads_all_or_nothing(Stateful& object, const bytes_t& bytes) {
+  const bytes_t before = object.save_state();
+  try {
+    object.load_state(bytes);
+  } catch (const mixprec::scaler_state_error&) {
+    if (object.save_state() != before) std::abort();  // a refused state changed the object
+    return false;
+  }
+  if (object.save_state() != bytes) std::abort();  // accepted, but not what it would have saved
+  ++state_fuzz_accepted;
+  return true;
+}
+
 inline bytes_t as_payload(const bytes_t& whole) {
   bytes_t p(whole.begin() + 16, whole.end() - 4);  // the last header byte makes room for the selector
   p[0] = static_cast<std::uint8_t>(whole[0] | 4u);

@@ -24,9 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const unsigned selector = data[0];
   const std::vector<std::uint8_t> bytes =
-      (selector & 4u)
-          ? state_fuzz::framed(detail::delayed_state_magic, delayed_scaling_state_version, data + 1, size - 1)
-          : std::vector<std::uint8_t>(data + 1, data + size);
+      state_fuzz::state_from_input(data, size, detail::delayed_state_magic, delayed_scaling_state_version);
   delayed_scaling recipe;
   recipe.amax_history_len = 8;
   if (selector & 2u) recipe.amax_function = [](const float* history, std::size_t) { return history[0]; };

@@ -54,8 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const unsigned selector = data[0];
   const std::vector<std::uint8_t> bytes =
-      (selector & 4u) ? state_fuzz::framed(detail::state_magic, scaler_state_version, data + 1, size - 1)
-                      : std::vector<std::uint8_t>(data + 1, data + size);
+      state_fuzz::state_from_input(data, size, detail::state_magic, scaler_state_version);
   switch (selector & 3u) {
     case 0:
       load_one<dynamic_scaling>(bytes);

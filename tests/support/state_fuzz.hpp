@@ -44,6 +44,14 @@ inline bytes_t framed(const char (&magic)[8], std::uint32_t version, const std::
 }
 
 // The payload of a whole state (selector byte kept): header and checksum dropped, framing bit set.
+// A fuzz input as a state: after the selector byte, either the whole state (bit 2 of the
+// selector clear) or a payload framed here with a correct header and checksum (bit 2 set).
+// `size` is at least 1.
+inline bytes_t state_from_input(const std::uint8_t* data, std::size_t size, const char (&magic)[8],
+                                std::uint32_t version) {
+  return (data[0] & 4u) ? framed(magic, version, data + 1, size - 1) : bytes_t(data + 1, data + size);
+}
+
 // The check of every fuzz target: `object` loads `bytes` all or nothing.  A refusal
 // (scaler_state_error) must leave it as it was; an accepted state must save back to exactly
 // `bytes` (no accepted garbage).  Anything else aborts.  Returns whether it was accepted.

@@ -1,7 +1,9 @@
 // bulk/convert_n.hpp: bulk conversion gives the scalar function's bits element by element, for
 // any pair of types, every mode, every length and alignment; its stochastic variant is
 // reproducible from the seed; bad arguments are clear errors.
+#include <mixprec/bulk/amax.hpp>
 #include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/bulk/quantize.hpp>
 #include <mixprec/bulk/simd_path.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/types.hpp>
@@ -9,10 +11,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "all_formats.hpp"
@@ -318,4 +322,28 @@ TEST_CASE("bulk conversion rejects null pointers and overlapping arrays", "[bulk
   std::vector<float> both(8, 2.0f);
   CHECK_NOTHROW(convert_n(both.data(), 4, reinterpret_cast<float*>(both.data() + 4)));
   CHECK(both[5] == 2.0f);
+}
+
+TEST_CASE("bulk entries refuse counts beyond the largest array before any arithmetic on them", "[bulk][errors]") {
+  // Regression: n = 2^63 + 4 made n * sizeof(To) wrap in the overlap check, and the kernel wrote
+  // far past the 8-byte output.
+  std::vector<float> in(8, 1.0f);
+  std::vector<float8_e4m3fn> out8(8);
+  std::vector<float> out_float(8);
+  const std::size_t huge = (std::size_t{1} << 63) + 4;
+  CHECK_THROWS_WITH(convert_n(in.data(), huge, out8.data()), Catch::Contains("convert_n") &&
+                                                                 Catch::Contains(std::to_string(huge)) &&
+                                                                 Catch::Contains("more than the largest array holds"));
+  CHECK_THROWS_AS(convert_n(out8.data(), huge, in.data()), invalid_argument);
+  CHECK_THROWS_AS(convert_stochastic_n(in.data(), huge, out8.data(), 7), invalid_argument);
+  CHECK_THROWS_AS(quantize_n(in.data(), huge, out8.data(), 1.0f), invalid_argument);
+  CHECK_THROWS_AS(dequantize_n(out8.data(), huge, out_float.data(), 1.0f), invalid_argument);
+  CHECK_THROWS_AS(amax_n(in.data(), huge), invalid_argument);
+  // The largest count an array of floats can have is accepted by the check itself; one more is not.
+  const std::size_t largest = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(float);
+  CHECK_THROWS_WITH(convert_n(in.data(), largest + 1, out8.data()), Catch::Contains(std::to_string(largest)));
+  // An array that would run past the end of the address space.
+  const auto* top = reinterpret_cast<const float*>(std::numeric_limits<std::uintptr_t>::max() - 63);
+  CHECK_THROWS_WITH(convert_n(top, 100, out8.data()), Catch::Contains("past the end of the address space"));
+  CHECK(out8[0].bits() == 0);  // nothing was written
 }

@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -122,4 +124,19 @@ TEST_CASE("mx_matrix refuses positions outside it, naming them", "[mx]") {
   mx_matrix<float6_e2m3fn> empty(0, 7, mx_axis::rows);
   CHECK(empty.blocks() == 0);
   CHECK(empty.data_bytes() == 0);
+}
+
+TEST_CASE("mx_matrix refuses line lengths whose block count would wrap (issue: SIZE_MAX columns)", "[mx]") {
+  constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
+  // ceil(L / 32) was computed as (L + 31) / 32, which wraps to 0 for L > SIZE_MAX - 31: the size
+  // check was skipped, nothing was allocated, and element access read wild memory.
+  for (const std::size_t length : {huge, huge - 5, huge - 30, huge - 31, huge / 2}) {
+    CHECK_THROWS_WITH((mx_matrix<float4_e2m1fn>(2, length, mx_axis::rows)), Catch::Contains("do not fit in memory"));
+    CHECK_THROWS_WITH((mx_matrix<float8_e4m3fn>(length, 3, mx_axis::columns)), Catch::Contains("do not fit in memory"));
+  }
+  // A matrix that does fit has the block count ceil(L / 32) everywhere.
+  const mx_matrix<float4_e2m1fn> m(2, 65, mx_axis::rows);
+  CHECK(m.blocks_per_line() == 3);
+  CHECK(m.blocks() == 6);
+  CHECK(m.data_bytes() == 6 * mx_matrix<float4_e2m1fn>::block_bytes);
 }

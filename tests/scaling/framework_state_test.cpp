@@ -118,7 +118,7 @@ TEST_CASE("DeepSpeed states mixprec cannot reproduce exactly are refused", "[fra
   in.cur_hysteresis = 2;
   in.last_overflow_iter = 0;
   CHECK_THROWS_WITH(import_deepspeed_state(scaler, in),
-                    Catch::Contains("last_overflow_iteration 0 outside [-1, iteration 0)"));
+                    Catch::Contains("last_overflow_iter is 0, not in [-1, cur_iter 0)"));
   in.last_overflow_iter = -1;
   in.cur_scale = 0.5;
   CHECK_THROWS_WITH(import_deepspeed_state(scaler, in), Catch::Contains("cur_scale 0.5 is below min_scale 1"));
@@ -166,4 +166,42 @@ TEST_CASE("Megatron-LM DynamicGradScaler state: export, import, refusals", "[fra
   CHECK_THROWS_WITH(import_megatron_state(wrong, megatron_grad_scaler_state{}),
                     Catch::Contains("set rules = megatron"));
   CHECK_THROWS_AS(export_megatron_state(wrong), scaler_state_error);
+}
+
+TEST_CASE("imported counters and scales are range-checked before any arithmetic on them", "[framework]") {
+  // Regression: cur_iter - last_overflow_iter - 1 was computed before the range check, a signed
+  // overflow (undefined behaviour) for cur_iter = INT64_MAX, last_overflow_iter = -1.
+  hysteresis_scaling p;
+  p.rules = hysteresis_scaling::rule_set::deepspeed;
+  loss_scaler<hysteresis_scaling> scaler{p};
+  const scale_state before = scaler.state();
+  deepspeed_loss_scaler_state s;
+  s.cur_iter = std::numeric_limits<std::int64_t>::max();
+  s.last_overflow_iter = -1;
+  CHECK_THROWS_WITH(import_deepspeed_state(scaler, s), Catch::Contains("cur_iter is 9223372036854775807"));
+  s.cur_iter = 10;
+  s.last_overflow_iter = std::numeric_limits<std::int64_t>::min();
+  CHECK_THROWS_WITH(import_deepspeed_state(scaler, s), Catch::Contains("last_overflow_iter is"));
+  s.last_overflow_iter = 10;  // must be below cur_iter
+  CHECK_THROWS_AS(import_deepspeed_state(scaler, s), scaler_state_error);
+  s.cur_iter = -1;
+  s.last_overflow_iter = -1;
+  CHECK_THROWS_WITH(import_deepspeed_state(scaler, s), Catch::Contains("cur_iter is -1"));
+  CHECK(scaler.state() == before);
+
+  // Doubles beyond float's range are refused without converting them (the conversion is undefined).
+  s.cur_iter = 5;
+  s.cur_scale = 1e300;
+  CHECK_THROWS_WITH(import_deepspeed_state(scaler, s), Catch::Contains("cur_scale is 1e+300"));
+  s.cur_scale = 0x1p128;  // DeepSpeed's double scale grown past float32
+  CHECK_THROWS_AS(import_deepspeed_state(scaler, s), scaler_state_error);
+  loss_scaler<dynamic_scaling> torch;
+  torch_grad_scaler_state t;
+  t.scale = -1e300;
+  CHECK_THROWS_WITH(import_torch_state(torch, t), Catch::Contains("scale is -1e+300"));
+  t.scale = 1e-300;  // rounds to float32 zero
+  CHECK_THROWS_AS(import_torch_state(torch, t), scaler_state_error);
+  t.scale = 1e-40;  // a float32 value whose inverse is not finite: no usable scale
+  CHECK_THROWS_WITH(import_torch_state(torch, t), Catch::Contains("inverse"));
+  CHECK(torch.get_scale() == 65536.f);
 }

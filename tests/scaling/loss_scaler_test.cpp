@@ -370,3 +370,81 @@ TEST_CASE("policy options are validated at construction with messages naming the
   o.min_scale = -1.f;
   CHECK_THROWS_WITH((loss_scaler<dynamic_scaling>{dynamic_scaling{}, o}), Catch::Contains("min_scale is -1"));
 }
+
+TEST_CASE("the usable scale range: the inverse of smallest_usable_scale is finite, of the float below it not",
+          "[loss_scaler][bounds]") {
+  CHECK(std::isfinite(inverse_scale(smallest_usable_scale)));
+  CHECK(inverse_scale(smallest_usable_scale) > 0);
+  CHECK(std::isinf(inverse_scale(std::nextafter(smallest_usable_scale, 0.f))));
+  CHECK(inverse_scale(largest_usable_scale) > 0);  // 2^-128-ish: a subnormal, not zero
+  CHECK(std::isfinite(inverse_scale(largest_usable_scale)));
+}
+
+TEST_CASE("a dynamic scale never backs off to where its inverse is infinite (unscale would hand out inf/NaN)",
+          "[loss_scaler][bounds]") {
+  // Regression: 144 overflows took the default scale to <= 2^-128; get_inv_scale() was inf, and
+  // unscale({1, 0}) returned true with {inf, NaN}, so step() ran the optimizer on them.
+  loss_scaler<dynamic_scaling> scaler;
+  for (int i = 0; i < 200; ++i) {
+    scaler.record_found_inf(true);
+    scaler.update();
+  }
+  // 2^16 halved 143 times is 2^-127; the next halving (2^-128, whose inverse 2^128 is past float)
+  // stops at the edge, and later overflows there count as floor hits.
+  CHECK(scaler.get_scale() == smallest_usable_scale);
+  CHECK(std::isfinite(scaler.get_inv_scale()));
+  CHECK(scaler.get_amp_stats().counters.floor_hits > 0);
+  std::vector<float> g = {scaler.scale(1.f), 0.f};
+  CHECK(scaler.unscale(g.data(), g.size()));
+  CHECK(g[0] == 1.f);
+  CHECK(g[1] == 0.f);
+  scaler.step([] {});
+  scaler.update();
+
+  // A back-off factor that jumps past the edge stops at the smallest usable scale.
+  dynamic_scaling steep;
+  steep.init_scale = 1e-30f;
+  steep.backoff_factor = 1e-10;
+  loss_scaler<dynamic_scaling> fast{steep};
+  fast.record_found_inf(true);
+  fast.update();
+  CHECK(fast.get_scale() == smallest_usable_scale);  // 1e-40 is past the edge
+  // A scale past the edge is refused at construction, naming the value and the range.
+  dynamic_scaling tiny;
+  tiny.init_scale = 1e-40f;
+  CHECK_THROWS_WITH(
+      loss_scaler<dynamic_scaling>{tiny},
+      Catch::Contains("initial scale 9.9999") && Catch::Contains("the scales whose inverse is a finite float"));
+}
+
+TEST_CASE("a DeepSpeed scale stops growing at the largest float (unscale would zero the gradients)",
+          "[loss_scaler][bounds]") {
+  // Regression: with the deepspeed rules the double scale grew past FLT_MAX; get_scale() was inf,
+  // the inverse 0, and unscale zeroed finite gradients while reporting them finite.
+  hysteresis_scaling p;
+  p.rules = hysteresis_scaling::rule_set::deepspeed;
+  p.init_scale = 0x1p120f;
+  p.growth_interval = 1;
+  loss_scaler<hysteresis_scaling> scaler{p};
+  for (int i = 0; i < 40; ++i) {
+    scaler.record_found_inf(false);
+    scaler.update();
+  }
+  CHECK(scaler.state().scale == static_cast<double>(largest_usable_scale));
+  CHECK(scaler.get_inv_scale() > 0);
+  float one = 1.f;
+  CHECK(scaler.unscale(&one, 1));
+  CHECK(one > 0);
+  scaler.step([] {});
+  scaler.update();
+  // And the megatron rules, whose float scale would reach infinity.
+  hysteresis_scaling m;
+  m.growth_factor = 1e10f;
+  m.growth_interval = 1;
+  loss_scaler<hysteresis_scaling> megatron{m};
+  for (int i = 0; i < 10; ++i) {
+    megatron.record_found_inf(false);
+    megatron.update();
+  }
+  CHECK(megatron.get_scale() == largest_usable_scale);
+}

@@ -200,16 +200,24 @@ std::string describe(const scale_state& s) {
 
 // What a trace went through: updates compared, and the events that exercise each branch.
 struct trace_counts {
-  std::uint64_t updates = 0, growths = 0, backoffs = 0, overflows_at_growth_step = 0, raises = 0;
+  std::uint64_t updates = 0, growths = 0, backoffs = 0, overflows_at_growth_step = 0, raises = 0, stops_at_edge = 0;
   trace_counts& operator+=(const trace_counts& o) {
     updates += o.updates;
     growths += o.growths;
     backoffs += o.backoffs;
     overflows_at_growth_step += o.overflows_at_growth_step;
     raises += o.raises;
+    stops_at_edge += o.stops_at_edge;
     return *this;
   }
 };
+
+double scale_of(const torch_reference& r) { return r.scale; }
+double scale_of(const deepspeed_reference& r) { return r.cur_scale; }
+double scale_of(const megatron_reference& r) { return r.scale; }
+void set_scale(torch_reference& r, double s) { r.scale = static_cast<float>(s); }
+void set_scale(deepspeed_reference& r, double s) { r.cur_scale = s; }
+void set_scale(megatron_reference& r, double s) { r.scale = static_cast<float>(s); }
 
 // Drives a policy and its reference through `updates` iterations of one trace; a reference that
 // raises (DeepSpeed at the minimum scale) must be matched by scale_floor_error with the state
@@ -252,6 +260,20 @@ trace_counts run_trace(const Policy& policy, MakeReference make_reference, Same 
     ++counts.updates;
     if (scaler.state().scale > before) ++counts.growths;
     if (scaler.state().scale < before) ++counts.backoffs;
+    // Where the reference leaves the scales whose inverse is a finite float (a back-off to zero,
+    // growth to infinity), mixprec stops at the edge (scaling/options.hpp, smallest_usable_scale):
+    // the reference is moved to the same edge and both go on from there.
+    const double reference_scale = scale_of(reference);
+    if (!(reference_scale >= static_cast<double>(smallest_usable_scale) &&
+          reference_scale <= static_cast<double>(largest_usable_scale))) {
+      const double edge = reference_scale > 1 ? largest_usable_scale : smallest_usable_scale;
+      if (scaler.state().scale != edge) {
+        FAIL("seed " << seed << " step " << step << ": the reference left the usable range (" << reference_scale
+                     << ") but mixprec has " << describe(scaler.state()));
+      }
+      set_scale(reference, edge);
+      ++counts.stops_at_edge;
+    }
     if (!same(scaler.state(), reference)) {
       FAIL("seed " << seed << " step " << step << " overflow " << overflow << ": mixprec has "
                    << describe(scaler.state()));
@@ -385,7 +407,8 @@ trace_counts megatron_parity(std::uint64_t updates_per_config) {
 std::string summary(const trace_counts& c) {
   std::ostringstream out;
   out << c.updates << " updates compared (" << c.growths << " growths, " << c.backoffs << " back-offs, "
-      << c.overflows_at_growth_step << " overflows at the growth step, " << c.raises << " raises at the minimum)";
+      << c.overflows_at_growth_step << " overflows at the growth step, " << c.raises << " raises at the minimum, "
+      << c.stops_at_edge << " stops at the edge of the usable scales)";
   return out.str();
 }
 
@@ -398,6 +421,7 @@ void check_coverage(const trace_counts& c) {
 TEST_CASE("dynamic_scaling follows PyTorch's _amp_update_scale_ update by update", "[parity]") {
   const trace_counts c = torch_parity(50'000);
   CHECK(c.updates == 300'000);
+  CHECK(c.stops_at_edge > 0);  // the back-off to zero and the growth toward infinity
   check_coverage(c);
   WARN("PyTorch: " << summary(c));
 }
@@ -413,6 +437,7 @@ TEST_CASE("hysteresis_scaling/deepspeed follows DynamicLossScaler.update_scale u
 TEST_CASE("hysteresis_scaling/megatron follows DynamicGradScaler.update update by update", "[parity]") {
   const trace_counts c = megatron_parity(50'000);
   CHECK(c.updates == 300'000);
+  CHECK(c.stops_at_edge > 0);  // growth to infinity
   check_coverage(c);
   WARN("Megatron-LM: " << summary(c));
 }

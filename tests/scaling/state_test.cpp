@@ -8,13 +8,19 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace mixprec;
@@ -278,4 +284,75 @@ TEST_CASE("10^6 random bounded steps: never 0, inf or NaN; save/load keeps the t
   fuzz_bounded_steps(h, 250'000, 4, reloads);
   CHECK(reloads > 500);
   WARN("10^6 bounded steps, " << reloads << " save/load round trips");
+}
+
+namespace {
+// The names in a directory other than "." and "..".
+std::vector<std::string> directory_entries(const std::string& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) names.push_back(entry.path().filename());
+  return names;
+}
+}  // namespace
+
+TEST_CASE("two writers and a reader on one path: never a torn file, never a failed save", "[state][threads]") {
+  // Regression: every save wrote "<path>.tmp" and renamed it, so two writers shared the temporary
+  // file: readers saw torn states under the real name and saves failed with "cannot rename".
+  const std::string directory = "state_test_concurrent_saves";
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directory(directory);
+  const std::string path = directory + "/scaler.bin";
+  loss_scaler<hysteresis_scaling> first = busy_scaler();
+  loss_scaler<hysteresis_scaling> second;  // a different state: the fresh one
+  const std::vector<std::uint8_t> first_bytes = first.save_state(), second_bytes = second.save_state();
+  REQUIRE(first_bytes != second_bytes);
+  first.save_state_file(path);
+
+  constexpr int saves = 300;
+  std::atomic<int> failed_saves{0}, torn_reads{0}, reads{0};
+  std::atomic<bool> writing{true};
+  const auto writer = [&](const loss_scaler<hysteresis_scaling>& scaler) {
+    for (int i = 0; i < saves; ++i) {
+      try {
+        scaler.save_state_file(path);
+      } catch (const std::exception&) {
+        ++failed_saves;
+      }
+    }
+  };
+  std::thread reader([&] {
+    while (writing.load()) {
+      std::ifstream in(path, std::ios::binary);
+      const std::vector<std::uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+      if (bytes != first_bytes && bytes != second_bytes) ++torn_reads;
+      ++reads;
+    }
+  });
+  std::thread a(writer, std::cref(first)), b(writer, std::cref(second));
+  a.join();
+  b.join();
+  writing = false;
+  reader.join();
+  CHECK(failed_saves == 0);
+  CHECK(torn_reads == 0);
+  CHECK(reads > 0);
+  // Only the target is left: no temporary file of either writer.
+  CHECK(directory_entries(directory) == std::vector<std::string>{"scaler.bin"});
+  std::filesystem::remove_all(directory);
+}
+
+TEST_CASE("a save through a symbolic link replaces the file it names; a dangling link is an error", "[state]") {
+  const std::string directory = "state_test_links";
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directory(directory);
+  const loss_scaler<hysteresis_scaling> saved = busy_scaler();
+  std::filesystem::create_symlink("real.bin", directory + "/link.bin");
+  CHECK_THROWS_WITH(saved.save_state_file(directory + "/link.bin"), Catch::Contains("symbolic link to no file"));
+  { std::ofstream(directory + "/real.bin") << "old"; }
+  saved.save_state_file(directory + "/link.bin");
+  CHECK(std::filesystem::is_symlink(directory + "/link.bin"));
+  loss_scaler<hysteresis_scaling> loaded;
+  loaded.load_state_file(directory + "/real.bin");
+  CHECK(same(saved, loaded));
+  std::filesystem::remove_all(directory);
 }

@@ -149,6 +149,8 @@ TEST_CASE("bad keys, types and values are recipe_errors that say what is allowed
       {"init_scale=1e999", "init_scale is '1e999'; allowed: a finite number > 0"},
       {"init_scale=1e39", "init_scale is '1e39'"},    // beyond float: refused, not rounded to infinity
       {"init_scale=1e-50", "init_scale is '1e-50'"},  // below float: refused, not rounded to 0
+      {"recipe=fp16, init_scale=1e-40",
+       "initial scale 9.99994610111476e-41 of scaling=dynamic is outside"},  // inverse inf
       {"init_scale=nan", "init_scale is 'nan'"},
       {"init_scale=-0", "init_scale is 0, it must be finite and > 0"},
       {"{\"init_scale\": 1e999}", "line 1, column 16: number 1e999 is out of the range of a double"},

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../detail/bits.hpp"
+#include "../detail/extent.hpp"
 #include "../errors.hpp"
 #include "convert_n.hpp"
 #include "dispatch.hpp"
@@ -46,6 +47,7 @@ inline float magnitude_from_bits(std::uint32_t largest) noexcept {
 
 inline float amax_n(const float* in, std::size_t n) {
   if (n > 0 && in == nullptr) throw invalid_argument("amax_n: null input pointer with n = " + std::to_string(n));
+  detail::check_array_extent("amax_n", "input", in, n);
   const simd_path path = active_simd_path();
   std::atomic<std::uint32_t> shared_largest{0};
   detail::for_each_chunk(n, [&](std::size_t, std::size_t begin, std::size_t end) {

@@ -18,6 +18,7 @@
 
 #include "../convert.hpp"
 #include "../detail/constexpr_math.hpp"
+#include "../detail/extent.hpp"
 #include "../detail/philox.hpp"
 #include "../errors.hpp"
 #include "../types.hpp"
@@ -34,6 +35,8 @@ void check_bulk_arguments(const char* function, const From* in, std::size_t n, c
     throw invalid_argument(std::string(function) + ": null " + (in == nullptr ? "input" : "output") +
                            " pointer with n = " + std::to_string(n));
   }
+  check_array_extent(function, "input", in, n);
+  check_array_extent(function, "output", out, n);
   const auto in_begin = reinterpret_cast<std::uintptr_t>(in);
   const auto out_begin = reinterpret_cast<std::uintptr_t>(out);
   if (in_begin < out_begin + n * sizeof(To) && out_begin < in_begin + n * sizeof(From)) {

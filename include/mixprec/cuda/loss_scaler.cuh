@@ -135,7 +135,8 @@ class device_loss_scaler {
             "scaler's stream so that the reduction is ordered between unscale and update");
       }
     }
-    update_options_.limits = {options_.min_scale, options_.max_scale, options_.max_consecutive_skips};
+    const mixprec::detail::scale_bounds bounds = mixprec::detail::usable_bounds(options_);
+    update_options_.limits = {bounds.lowest, bounds.highest, options_.max_consecutive_skips};
     update_options_.throw_at_floor = options_.at_floor == floor_action::throw_error;
     detail::device_scaler_state initial{};
     initial.state = policy_.initial_state();
@@ -325,10 +326,9 @@ class device_loss_scaler {
   }
 
   void require_in_bounds(double scale, const char* what) const {
-    if (scale < static_cast<double>(options_.min_scale) || scale > static_cast<double>(options_.max_scale)) {
+    if (!mixprec::detail::within_bounds(scale, options_)) {
       throw invalid_argument(std::string("device_loss_scaler: ") + what + " " + mixprec::detail::number_text(scale) +
-                             " is outside [min_scale " + mixprec::detail::number_text(options_.min_scale) +
-                             ", max_scale " + mixprec::detail::number_text(options_.max_scale) + "]");
+                             " is outside " + mixprec::detail::bounds_text(options_));
     }
   }
 

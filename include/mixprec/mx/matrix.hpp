@@ -21,10 +21,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
+#include "../detail/extent.hpp"
 #include "../errors.hpp"
 #include "../types.hpp"
 #include "element.hpp"
@@ -51,7 +51,8 @@ class mx_matrix {
       throw invalid_argument("mx_matrix: axis is " + std::to_string(static_cast<int>(axis)) + ", not an mx_axis");
     }
     const std::size_t lines = this->lines(), per_line = blocks_per_line();
-    if (per_line != 0 && lines > std::numeric_limits<std::size_t>::max() / block_bytes / per_line) {
+    // The packed data, block_bytes a block, must fit in one array (detail/extent.hpp).
+    if (per_line != 0 && lines > detail::max_array_elements(block_bytes) / per_line) {
       throw invalid_argument("mx_matrix: " + std::to_string(rows) + " × " + std::to_string(cols) +
                              " elements do not fit in memory");
     }
@@ -64,7 +65,10 @@ class mx_matrix {
   mx_axis axis() const noexcept { return axis_; }
   std::size_t lines() const noexcept { return axis_ == mx_axis::rows ? rows_ : cols_; }
   std::size_t line_length() const noexcept { return axis_ == mx_axis::rows ? cols_ : rows_; }
-  std::size_t blocks_per_line() const noexcept { return (line_length() + mx_block_size - 1) / mx_block_size; }
+  // ceil(L / 32) without forming L + 31, which wraps for L > SIZE_MAX - 31.
+  std::size_t blocks_per_line() const noexcept {
+    return line_length() / mx_block_size + (line_length() % mx_block_size != 0 ? 1 : 0);
+  }
   std::size_t blocks() const noexcept { return scales_.size(); }
 
   // The code of element (r, c), its block's scale, and its value X × P as a float (exact, except

@@ -67,6 +67,14 @@ inline int import_int(const char* framework, const char* field, std::int64_t v) 
   return static_cast<int>(v);
 }
 
+// A loss scale: a finite float32 value > 0 (rounded to float32 as the framework's tensor holds it).
+inline float import_scale(const char* framework, const char* field, double v) {
+  if (!(std::isfinite(v) && v > 0 && v <= static_cast<double>(std::numeric_limits<float>::max()))) {
+    refuse_import(framework, std::string(field) + " is " + number_text(v) + ", not a finite float32 > 0");
+  }
+  return static_cast<float>(v);
+}
+
 inline float import_float(const char* framework, const char* field, double v) {
   if (!holds_float(v) || std::isnan(v)) {
     refuse_import(framework, std::string(field) + " is " + number_text(v) + ", not a float32 value");
@@ -97,10 +105,7 @@ torch_grad_scaler_state export_torch_state(const loss_scaler<dynamic_scaling, Ag
 template <class Agreement>
 void import_torch_state(loss_scaler<dynamic_scaling, Agreement>& scaler, const torch_grad_scaler_state& in) {
   const char* framework = "PyTorch GradScaler";
-  const auto scale = static_cast<float>(in.scale);
-  if (!(std::isfinite(scale) && scale > 0)) {
-    detail::refuse_import(framework, "scale is " + detail::number_text(in.scale) + ", not a finite float32 > 0");
-  }
+  const float scale = detail::import_scale(framework, "scale", in.scale);
   dynamic_scaling p = scaler.policy();
   p.init_scale = scale;
   p.growth_factor = in.growth_factor;
@@ -146,15 +151,20 @@ void import_deepspeed_state(loss_scaler<hysteresis_scaling, Agreement>& scaler, 
   p.min_scale = detail::import_float(framework, "min_scale", in.min_scale);
   p.consecutive_hysteresis = in.consecutive_hysteresis;
   p.raise_at_min_scale = in.raise_error_at_min_scale;
-  if (!(std::isfinite(static_cast<float>(in.cur_scale)) && in.cur_scale > 0)) {
-    detail::refuse_import(framework,
-                          "cur_scale is " + detail::number_text(in.cur_scale) + ", not finite in float32 and > 0");
-  }
+  p.init_scale = detail::import_scale(framework, "cur_scale", in.cur_scale);  // a fresh start would begin here
   if (in.cur_scale < in.min_scale) {
     detail::refuse_import(framework, "cur_scale " + detail::number_text(in.cur_scale) + " is below min_scale " +
                                          detail::number_text(in.min_scale));
   }
-  p.init_scale = static_cast<float>(in.cur_scale);  // a fresh start would begin here
+  // The counters are checked before growth_tracker is computed from them (the difference of two
+  // arbitrary int64 values can overflow).
+  if (in.cur_iter < 0 || in.cur_iter >= detail::state_counter_limit) {
+    detail::refuse_import(framework, "cur_iter is " + std::to_string(in.cur_iter) + ", not in [0, 2^62)");
+  }
+  if (in.last_overflow_iter < -1 || in.last_overflow_iter >= in.cur_iter) {
+    detail::refuse_import(framework, "last_overflow_iter is " + std::to_string(in.last_overflow_iter) +
+                                         ", not in [-1, cur_iter " + std::to_string(in.cur_iter) + ")");
+  }
   scale_state s;
   s.scale = in.cur_scale;
   s.iteration = in.cur_iter;

@@ -154,7 +154,8 @@ class loss_scaler {
           "(update(new_scale) sets the scale without one)");
     }
     const bool found = found_inf();
-    const detail::update_limits limits{options_.min_scale, options_.max_scale, options_.max_consecutive_skips};
+    const detail::scale_bounds bounds = detail::usable_bounds(options_);
+    const detail::update_limits limits{bounds.lowest, bounds.highest, options_.max_consecutive_skips};
     const detail::update_result r =
         detail::apply_update([this](scale_state& s, bool f) { return detail::try_policy_update(policy_, s, f); },
                              state_, counters_, found, overflowed_checks(), limits);
@@ -186,11 +187,9 @@ class loss_scaler {
   // Sets the scale (GradScaler.update(new_scale)): the policy's rule is not applied and its
   // trackers stay; the iteration ends.
   void update(float new_scale) {
-    if (!(std::isfinite(new_scale) && new_scale > 0) || new_scale < options_.min_scale ||
-        new_scale > options_.max_scale) {
+    if (!detail::within_bounds(new_scale, options_)) {
       throw invalid_argument("loss_scaler::update(new_scale): new_scale is " + detail::number_text(new_scale) +
-                             ", it must be finite, > 0 and in [min_scale " + detail::number_text(options_.min_scale) +
-                             ", max_scale " + detail::number_text(options_.max_scale) + "]");
+                             ", it must be in " + detail::bounds_text(options_));
     }
     scale_state next = state_;
     next.scale = new_scale;
@@ -244,11 +243,9 @@ class loss_scaler {
   void load_state(const std::uint8_t* data, std::size_t size) {
     require_between_iterations("load_state()");
     scaler_snapshot<Policy> loaded = decode_scaler_state(data, size, snapshot());
-    if (loaded.state.scale > static_cast<double>(loaded.options.max_scale) ||
-        loaded.state.scale < static_cast<double>(loaded.options.min_scale)) {
-      throw scaler_state_error("scaler state: scale " + detail::number_text(loaded.state.scale) +
-                               " outside [min_scale " + detail::number_text(loaded.options.min_scale) + ", max_scale " +
-                               detail::number_text(loaded.options.max_scale) + "]");
+    if (!detail::within_bounds(loaded.state.scale, loaded.options)) {
+      throw scaler_state_error("scaler state: scale " + detail::number_text(loaded.state.scale) + " outside " +
+                               detail::bounds_text(loaded.options));
     }
     policy_ = std::move(loaded.policy);
     state_ = loaded.state;
@@ -277,10 +274,9 @@ class loss_scaler {
   scaler_snapshot<Policy> snapshot() const { return {policy_, state_, options_, counters_, history_}; }
 
   void require_in_bounds(double scale, const char* what) const {
-    if (scale < static_cast<double>(options_.min_scale) || scale > static_cast<double>(options_.max_scale)) {
-      throw invalid_argument(std::string("loss_scaler: ") + what + " " + detail::number_text(scale) +
-                             " is outside [min_scale " + detail::number_text(options_.min_scale) + ", max_scale " +
-                             detail::number_text(options_.max_scale) + "]");
+    if (!detail::within_bounds(scale, options_)) {
+      throw invalid_argument(std::string("loss_scaler: ") + what + " " + detail::number_text(scale) + " is outside " +
+                             detail::bounds_text(options_));
     }
   }
 
@@ -338,28 +334,30 @@ class loss_scaler {
 
   // An overflow at the floor: what scaler_options::at_floor says.
   double floor_scale(double proposed, std::int64_t consecutive_skips, scale_change_reason& reason) const {
-    const floor_event event{state_.scale, proposed, options_.min_scale, state_.iteration, consecutive_skips};
+    const float floor = detail::usable_bounds(options_).lowest;
+    const floor_event event{state_.scale, proposed, floor, state_.iteration, consecutive_skips};
     switch (options_.at_floor) {
       case floor_action::clamp:
         break;
       case floor_action::throw_error:
-        throw scale_floor_error("overflow at the floor: loss scale " + detail::number_text(state_.scale) +
-                                " is already at scaler_options::min_scale " + detail::number_text(options_.min_scale) +
-                                " and the policy asks for " + detail::number_text(proposed) + " (" +
-                                std::to_string(consecutive_skips) + " consecutive skipped steps)");
+        throw scale_floor_error(
+            "overflow at the floor: loss scale " + detail::number_text(state_.scale) + " is already at " +
+            (floor == options_.min_scale ? "scaler_options::min_scale "
+                                         : "smallest_usable_scale (its inverse is float's largest) ") +
+            detail::number_text(floor) + " and the policy asks for " + detail::number_text(proposed) + " (" +
+            std::to_string(consecutive_skips) + " consecutive skipped steps)");
       case floor_action::call_handler: {
         const float chosen = options_.floor_handler(event);
-        if (!(std::isfinite(chosen) && chosen > 0 && chosen >= options_.min_scale && chosen <= options_.max_scale)) {
-          throw invalid_argument("floor_handler returned scale " + detail::number_text(chosen) +
-                                 ", it must be finite and in [min_scale " + detail::number_text(options_.min_scale) +
-                                 ", max_scale " + detail::number_text(options_.max_scale) + "]");
+        if (!detail::within_bounds(chosen, options_)) {
+          throw invalid_argument("floor_handler returned scale " + detail::number_text(chosen) + ", it must be in " +
+                                 detail::bounds_text(options_));
         }
         reason = scale_change_reason::floor_handler;
         return chosen;
       }
     }
     reason = scale_change_reason::floor_clamp;
-    return options_.min_scale;
+    return floor;
   }
 
   void commit(const scale_state& next, const scaler_counters& counters, scale_change_reason reason, bool at_floor) {

@@ -4,6 +4,8 @@
 // options follows its policy's reference rule exactly.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +49,18 @@ struct floor_event {
   std::int64_t consecutive_skips = 0;  // skipped iterations in a row, this one included
 };
 
+// The scales a loss scaler ever holds, whatever its policy or options ask for: unscale multiplies
+// by inverse_scale(scale) = float(1 / double(scale)), which must be a finite, nonzero float, or
+// every finite gradient would become ±inf, 0 or NaN while the check (made on the values before
+// the multiply, as PyTorch does) reports them finite.  Below 2^-128 · (1 + 2^-21) the inverse
+// rounds to infinity (1 / 2^-128 = 2^128 is past float's largest value, 2^128 - 2^104); above
+// float's largest value the scale itself is infinite.  The rules of PyTorch, DeepSpeed and
+// Megatron-LM are followed bit for bit inside this range; where they would leave it (a back-off
+// to zero, growth to infinity), the scale stops at its edge (docs/decisions.md, "Scales whose
+// inverse is not a finite float").
+constexpr float smallest_usable_scale = 0x1.000008p-128f;  // 2^-128 + 2^-149, a subnormal
+constexpr float largest_usable_scale = std::numeric_limits<float>::max();
+
 // The most history entries a scaler keeps (and a saved state may hold).
 constexpr std::size_t scaler_history_limit = std::size_t{1} << 16;
 
@@ -67,6 +81,27 @@ struct scaler_options {
 };
 
 namespace detail {
+
+// The bounds a scaler applies: its options' min_scale and max_scale within the usable range.
+struct scale_bounds {
+  float lowest, highest;
+};
+inline scale_bounds usable_bounds(const scaler_options& o) noexcept {
+  return {std::max(o.min_scale, smallest_usable_scale), std::min(o.max_scale, largest_usable_scale)};
+}
+inline std::string bounds_text(const scaler_options& o) {
+  const auto shortest = [](float x) {  // the float's own shortest text: "2.938737e-39", not its double's
+    char buffer[32];
+    return std::string(buffer, std::to_chars(buffer, buffer + sizeof buffer, x).ptr);
+  };
+  return "[min_scale " + number_text(o.min_scale) + ", max_scale " + number_text(o.max_scale) + "] (within [" +
+         shortest(smallest_usable_scale) + ", " + shortest(largest_usable_scale) +
+         "], the scales whose inverse is a finite float)";
+}
+inline bool within_bounds(double scale, const scaler_options& o) noexcept {
+  const scale_bounds b = usable_bounds(o);
+  return scale >= static_cast<double>(b.lowest) && scale <= static_cast<double>(b.highest);
+}
 
 inline void validate_scaler_options(const scaler_options& o) {
   const auto fail = [](const std::string& what) { throw invalid_argument("scaler_options: " + what); };

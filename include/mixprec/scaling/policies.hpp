@@ -73,11 +73,21 @@ struct scale_state {
 
 namespace detail {
 
+// The trackers and iteration counters of a state stay within ±2^62, so that the rules' sums and
+// differences of two of them never overflow an int64.
+constexpr std::int64_t state_counter_limit = std::int64_t{1} << 62;
+
 inline void require_state(bool ok, const char* policy, const std::string& what) {
   if (!ok) throw invalid_argument(std::string(policy) + ": state has " + what);
 }
 
-inline bool holds_float(double x) { return std::isnan(x) || static_cast<double>(static_cast<float>(x)) == x; }
+// Whether x is a float32 value (NaN and ±inf included).  A finite double beyond float's range is
+// not converted at all: that conversion is undefined behaviour in C++ ([conv.double]).
+inline bool holds_float(double x) {
+  if (std::isnan(x) || std::isinf(x)) return true;
+  if (std::fabs(x) > static_cast<double>(std::numeric_limits<float>::max())) return false;
+  return static_cast<double>(static_cast<float>(x)) == x;
+}
 
 // std::isfinite for the rules, which also run in device code.
 MIXPREC_HOST_DEVICE inline bool is_finite(float x) noexcept {
@@ -397,7 +407,7 @@ void validate_policy(const Policy& policy) {
 // policy's own.  Throws invalid_argument.
 template <class Policy>
 void validate_scale_state(const Policy& policy, const scale_state& s) {
-  constexpr std::int64_t limit = std::int64_t{1} << 62;
+  constexpr std::int64_t limit = detail::state_counter_limit;
   const auto in_range = [](std::int64_t v) { return v > -limit && v < limit; };
   detail::require_state(in_range(s.growth_tracker) && in_range(s.hysteresis_tracker) && in_range(s.iteration),
                         Policy::name, "a tracker or the iteration beyond +-2^62");

@@ -307,10 +307,10 @@ inline void validate(const recipe& r) {
   const float initial = r.scaling == loss_scaling_mode::none    ? 1.0f
                         : r.scaling == loss_scaling_mode::fixed ? r.static_scale
                                                                 : r.init_scale;
-  if (initial < r.min_scale || initial > r.max_scale) {
+  if (!detail::within_bounds(initial, r.options())) {
     recipe_fail("the initial scale " + detail::number_text(initial) + " of scaling=" + to_string(r.scaling) +
-                " is outside [min_scale " + detail::number_text(r.min_scale) + ", max_scale " +
-                detail::number_text(r.max_scale) + "]; allowed: min_scale <= initial scale <= max_scale");
+                " is outside " + detail::bounds_text(r.options()) +
+                "; allowed: min_scale <= initial scale <= max_scale");
   }
   if (!(std::isfinite(r.max_grad_norm) && r.max_grad_norm >= 0)) {
     recipe_fail("max_grad_norm is " + detail::number_text(r.max_grad_norm) +

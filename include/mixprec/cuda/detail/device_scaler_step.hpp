@@ -112,7 +112,7 @@ inline void throw_device_scaler_error(const device_scaler_state& d, const device
                           " into NaN" + where);
     case device_scaler_error::floor_reached:
       throw scale_floor_error("overflow at the floor: loss scale " + number_text(d.state.scale) +
-                              " is already at scaler_options::min_scale " + number_text(options.limits.min_scale) +
+                              " is already at the floor " + number_text(options.limits.min_scale) +
                               " (floor_action::throw_error)" + where);
   }
   throw scaling_error("device scaler: unknown error code " + std::to_string(static_cast<std::uint32_t>(d.error)) +

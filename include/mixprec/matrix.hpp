@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bulk/convert_n.hpp"
+#include "detail/extent.hpp"
 #include "dtype.hpp"
 #include "errors.hpp"
 
@@ -76,10 +77,8 @@ class matrix_view {
       throw invalid_argument("matrix_view: null data for a " + std::to_string(rows) + " × " + std::to_string(cols) +
                              " matrix");
     }
-    if (rows * cols != 0 && (rows - 1) > static_cast<std::size_t>(-1) / 64 / std::max<std::size_t>(row_stride, 1)) {
-      throw invalid_argument("matrix_view: row stride " + std::to_string(row_stride) + " overflows with " +
-                             std::to_string(rows) + " rows");
-    }
+    detail::check_matrix_extent("matrix_view", to_string(type), data, rows, cols, row_stride, col_stride,
+                                size_of(type));
   }
 
   // A row-major, contiguous array of T.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 using namespace mixprec;
@@ -59,6 +60,14 @@ TEST_CASE("views reject null data and sizes that overflow", "[matrix]") {
   CHECK_NOTHROW(matrix_view(nullptr, dtype::float32, 0, 5, 5, 1));
   const std::size_t huge = std::size_t{1} << 40;
   CHECK_THROWS_AS(matrix(dtype::float32, huge, huge), invalid_argument);
+  // Strides whose farthest element lies beyond the largest array (either stride, or their sum).
+  const float one = 1.0f;
+  const std::size_t most = std::numeric_limits<std::size_t>::max();
+  CHECK_THROWS_WITH(matrix_view(&one, dtype::float32, 3, 1, most / 2, 1), Catch::Contains("spans more than"));
+  CHECK_THROWS_WITH(matrix_view(&one, dtype::float32, 1, 3, 1, most / 2), Catch::Contains("strides 1 and"));
+  CHECK_THROWS_AS(matrix_view(&one, dtype::float32, 2, 2, std::size_t{1} << 60, std::size_t{1} << 60),
+                  invalid_argument);
+  CHECK_NOTHROW(matrix_view(&one, dtype::float32, 1, 1, most, most));  // one element: no stride is taken
 }
 
 TEST_CASE("convert rounds each element once with the scalar conversion, from any layout", "[matrix]") {

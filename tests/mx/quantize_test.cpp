@@ -266,4 +266,8 @@ TEST_CASE("bad arguments are refused with the value and the limit named", "[mx]"
   CHECK_THROWS_WITH(mx_quantize(static_cast<const float*>(nullptr), 40, m), Catch::Contains("null"));
   CHECK_THROWS_AS(mx_dequantize(m, a.data(), 10), invalid_argument);
   CHECK_THROWS_AS(mx_quantize(a.data(), 40, m, static_cast<mx_scale_rule>(5)), invalid_argument);
+  // A leading dimension whose last row lies beyond the largest array (it used to wrap the pointer).
+  const std::size_t far = std::size_t{1} << 62;
+  CHECK_THROWS_WITH(mx_quantize(a.data(), far, m), Catch::Contains("spans more than the largest array"));
+  CHECK_THROWS_AS(mx_dequantize(m, a.data(), far), invalid_argument);
 }

@@ -47,4 +47,26 @@ void check_array_extent(const char* function, const char* array, const T* p, std
   check_array_extent(function, array, static_cast<const void*>(p), n, sizeof(T));
 }
 
+// The same for a strided matrix: element (i, j) at p + i·row_stride + j·col_stride (in elements)
+// for i < rows, j < cols.  The farthest element, (rows − 1)·row_stride + (cols − 1)·col_stride, is
+// computed one checked term at a time.
+inline void check_matrix_extent(const char* function, const char* matrix, const void* p, std::size_t rows,
+                                std::size_t cols, std::size_t row_stride, std::size_t col_stride,
+                                std::size_t element_size) {
+  if (rows == 0 || cols == 0) return;
+  const std::size_t limit = max_array_elements(element_size);
+  const auto fail = [&] {
+    throw invalid_argument(std::string(function) + ": the " + matrix + " matrix of " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " elements with strides " + std::to_string(row_stride) + " and " +
+                           std::to_string(col_stride) + " spans more than the largest array holds (" +
+                           std::to_string(limit) + " elements of " + std::to_string(element_size) + " bytes)");
+  };
+  const std::size_t down = rows - 1, across = cols - 1;
+  if (row_stride != 0 && down > limit / row_stride) fail();
+  if (col_stride != 0 && across > limit / col_stride) fail();
+  const std::size_t last_row = down * row_stride, last_column = across * col_stride;
+  if (last_row > limit - 1 || last_column > limit - 1 - last_row) fail();
+  check_array_extent(function, matrix, p, last_row + last_column + 1, element_size);
+}
+
 }  // namespace mixprec::detail

@@ -31,6 +31,7 @@
 #include "../bulk/dispatch.hpp"
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
+#include "../detail/extent.hpp"
 #include "../errors.hpp"
 #include "element.hpp"
 #include "matrix.hpp"
@@ -201,6 +202,7 @@ inline void check_mx_arguments(const char* function, const void* matrix, std::si
     throw invalid_argument(std::string(function) + ": leading dimension " + std::to_string(leading) +
                            " is smaller than the " + std::to_string(cols) + " columns");
   }
+  check_matrix_extent(function, "float", matrix, rows, cols, leading, 1, sizeof(float));
 }
 
 }  // namespace detail

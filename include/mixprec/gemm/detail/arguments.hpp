@@ -10,9 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 
+#include "../../detail/extent.hpp"
 #include "../../errors.hpp"
 
 namespace mixprec::detail {
@@ -38,16 +38,11 @@ inline void check_stored_matrix(const stored_matrix& m, const char* cols_name) {
     throw invalid_argument(std::string("gemm: ") + m.ld_name + " = " + std::to_string(m.ld) + " is smaller than " +
                            m.name + "'s stored row length " + cols_name + " = " + std::to_string(m.cols));
   }
-  // (rows - 1) * ld + cols elements must fit in a pointer difference, in bytes.
-  const std::size_t limit = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / m.element_size;
-  if (m.cols > limit || (m.rows - 1) > (limit - m.cols) / m.ld) {
-    throw invalid_argument(std::string("gemm: ") + m.name + " (" + m.shape() + ", " + m.ld_name + " = " +
-                           std::to_string(m.ld) + ") spans more than " + std::to_string(limit) +
-                           " elements, the most a pointer offset can address");
-  }
   if (m.data == nullptr) {
     throw invalid_argument(std::string("gemm: ") + m.name + " is a null pointer but has " + m.shape() + " elements");
   }
+  // (rows - 1) * ld + cols elements must fit in one array and in the address space.
+  check_matrix_extent("gemm", m.name, m.data, m.rows, m.cols, m.ld, 1, m.element_size);
 }
 
 // Whether the byte range [start, end) meets a row of m.  Rows are sorted and disjoint (ld >=

@@ -74,6 +74,19 @@
 // is one loop of vector instructions.
 #define MIXPREC_SIMD_INLINE MIXPREC_FORCE_INLINE
 
+// MIXPREC_UNROLL(n): unroll the next loop n times.  GCC and Clang read "#pragma GCC unroll n";
+// nvcc's front end does not know it and warns (error 1675-D under -Werror all-warnings) in every
+// .cu file that includes the host kernels, so under nvcc it expands to nothing: the unrolled
+// loops are host SIMD kernels, which a .cu file compiles but never runs on the device.
+#define MIXPREC_PRAGMA(text) _Pragma(#text)
+#if defined(__NVCC__) || defined(__CUDACC__)
+#define MIXPREC_UNROLL(n)
+#elif defined(__GNUC__)
+#define MIXPREC_UNROLL(n) MIXPREC_PRAGMA(GCC unroll n)
+#else
+#define MIXPREC_UNROLL(n)
+#endif
+
 // Marks a path that cannot be taken: lets the optimiser, and static analysers that do not model
 // bit-counting builtins, drop impossible cases (e.g. shifts by 64 or more after
 // count_leading_zeros).

@@ -80,9 +80,11 @@ MIXPREC_DTYPE_TYPE(float8_e8m0fnu, float8_e8m0fnu)
 
 template <class T, std::size_t... I>
 constexpr dtype find_dtype(std::index_sequence<I...>) noexcept {
-  dtype found = dtype::float32;
-  ((std::is_same<T, typename type_of_dtype<all_dtypes[I]>::type>::value ? (found = all_dtypes[I], 0) : 0), ...);
-  return found;
+  // The index of the one dtype whose type is T (0, float32, if none): a sum with one nonzero term,
+  // which every front end accepts without an "expression has no effect" warning (nvcc's 174-D).
+  constexpr std::size_t match =
+      ((std::is_same<T, typename type_of_dtype<all_dtypes[I]>::type>::value ? I : std::size_t{0}) + ... + 0);
+  return all_dtypes[match];
 }
 template <class T, std::size_t... I>
 constexpr bool has_dtype(std::index_sequence<I...>) noexcept {

@@ -25,15 +25,15 @@ struct float_tile {
   // The sums start at +0 or at the partial sums.
   static MIXPREC_SIMD_INLINE void start(vec (&sum)[MR][columns], const tile_io& io) {
     if (io.partial == nullptr) {
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) sum[i][j] = V::zero();
       }
     } else {
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) sum[i][j] = V::load(io.partial + i * io.partial_ld + j * V::width);
       }
     }
@@ -42,25 +42,25 @@ struct float_tile {
   // Raw sums, or the epilogue of tile.hpp lane by lane.
   static MIXPREC_SIMD_INLINE void finish(vec (&sum)[MR][columns], const tile_io& io) {
     if (!io.final) {
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) V::store(io.out + i * io.out_ld + j * V::width, sum[i][j]);
       }
     } else if (io.beta == 0.0f) {
       const vec factor = V::set1(io.factor);
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) {
           V::store(io.out + i * io.out_ld + j * V::width, V::mul(factor, sum[i][j]));
         }
       }
     } else {
       const vec factor = V::set1(io.factor), beta = V::set1(io.beta);
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) {
           float* out = io.out + i * io.out_ld + j * V::width;
           V::store(out, V::fma(factor, sum[i][j], V::mul(beta, V::load(out))));
@@ -74,12 +74,12 @@ struct float_tile {
     start(sum, io);
     for (std::size_t k = 0; k < depth; ++k) {
       vec line[columns];
-#pragma GCC unroll 4
+      MIXPREC_UNROLL(4)
       for (std::size_t j = 0; j < columns; ++j) line[j] = V::load(b + k * NR + j * V::width);
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
         const vec element = V::broadcast(a + k * MR + i);
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j) sum[i][j] = V::fma(element, line[j], sum[i][j]);
       }
     }

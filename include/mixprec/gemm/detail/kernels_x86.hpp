@@ -187,9 +187,9 @@ struct pair_tile {
     const __m512i magnitude_mask = _mm512_set1_epi32(0x7FFFFFFF);
     const __m512i limit = _mm512_set1_epi32((24 << 23) - 1);
     __mmask16 unsafe = 0;
-#pragma GCC unroll 16
+    MIXPREC_UNROLL(16)
     for (std::size_t i = 0; i < MR; ++i) {
-#pragma GCC unroll 4
+      MIXPREC_UNROLL(4)
       for (std::size_t j = 0; j < columns; ++j) {
         const __m512i magnitude = _mm512_and_si512(_mm512_castps_si512(sum[i][j]), magnitude_mask);
         unsafe |= _mm512_cmplt_epu32_mask(_mm512_sub_epi32(magnitude, _mm512_set1_epi32(1)), limit);
@@ -204,12 +204,12 @@ struct pair_tile {
     if (io.partial != nullptr && !partials_safe(sum)) return false;
     for (std::size_t k = 0; k < pairs; ++k) {
       __m512i line[columns];
-#pragma GCC unroll 4
+      MIXPREC_UNROLL(4)
       for (std::size_t j = 0; j < columns; ++j) line[j] = _mm512_loadu_si512(b + k * NR + j * 16);
-#pragma GCC unroll 16
+      MIXPREC_UNROLL(16)
       for (std::size_t i = 0; i < MR; ++i) {
         const __m512i pair = _mm512_set1_epi32(static_cast<int>(a[k * MR + i]));
-#pragma GCC unroll 4
+        MIXPREC_UNROLL(4)
         for (std::size_t j = 0; j < columns; ++j)
           sum[i][j] = _mm512_dpbf16_ps(sum[i][j], (__m512bh)pair, (__m512bh)line[j]);
       }

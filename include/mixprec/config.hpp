@@ -78,6 +78,7 @@
 // nvcc's front end does not know it and warns (error 1675-D under -Werror all-warnings) in every
 // .cu file that includes the host kernels, so under nvcc it expands to nothing: the unrolled
 // loops are host SIMD kernels, which a .cu file compiles but never runs on the device.
+// MIXPREC_PRAGMA(text): #pragma text, from inside a macro.
 #define MIXPREC_PRAGMA(text) _Pragma(#text)
 #if defined(__NVCC__) || defined(__CUDACC__)
 #define MIXPREC_UNROLL(n)

@@ -4,7 +4,8 @@
 // x86-64 build and runtime dispatch picks the region the CPU can run.
 #pragma once
 
-#define MIXPREC_PRAGMA(x) _Pragma(#x)
+#include "../../config.hpp"  // MIXPREC_PRAGMA
+
 #if defined(__clang__)
 #define MIXPREC_TARGET_BEGIN(isa) \
   MIXPREC_PRAGMA(clang attribute push(__attribute__((target(isa))), apply_to = function))

@@ -4,21 +4,22 @@
 //
 //   set_bulk_threads(n)   threads for one large conversion (default 1; 0 = one per hardware
 //                         thread); a conversion is split only when every thread gets at least
-//                         bulk_elements_per_thread elements, at boundaries of 64 elements.
+//                         bulk_elements_per_thread elements, at boundaries of 64 elements
+//                         (the rule and the failure handling: detail/parallel.hpp).
 //   Outputs of at least bulk_streaming_bytes bytes are written with non-temporal stores, which
 //   skip the cache: the output is not read back soon, and writing it cold avoids loading each
 //   line before overwriting it.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 #include <type_traits>
-#include <vector>
 
 #include "../convert.hpp"
 #include "../detail/constexpr_math.hpp"
+#include "../detail/parallel.hpp"
 #include "../detail/philox.hpp"
 #include "../types.hpp"
 #include "simd_path.hpp"
@@ -44,8 +45,7 @@ inline void set_bulk_threads(unsigned threads) noexcept {
   detail::bulk_thread_setting().store(threads, std::memory_order_relaxed);
 }
 inline unsigned bulk_threads() noexcept {
-  const unsigned threads = detail::bulk_thread_setting().load(std::memory_order_relaxed);
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  return detail::resolve_thread_count(detail::bulk_thread_setting().load(std::memory_order_relaxed));
 }
 
 namespace detail {
@@ -258,27 +258,15 @@ void stochastic_serial(simd_path path, const float* in, std::size_t n, To* out, 
   for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
 }
 
-// Calls run(chunk, begin, end) on the caller's thread and bulk_threads() - 1 others over
-// consecutive chunks of [0, n) that start at multiples of 64, when every thread gets enough
-// elements; returns the number of chunks.
+// Calls run(chunk, begin, end) over consecutive chunks of [0, n), on the caller's thread and
+// up to bulk_threads() - 1 others (detail/parallel.hpp: chunks start at multiples of 64, every
+// thread gets at least bulk_elements_per_thread elements, a thread that cannot start leaves its
+// chunk to the caller); returns the number of chunks.
 template <class Run>
 std::size_t for_each_chunk(std::size_t n, Run run) {
-  const unsigned wanted = bulk_threads();
-  const std::size_t threads = std::min<std::size_t>(wanted, n / bulk_elements_per_thread);
-  if (threads <= 1) {
-    run(std::size_t{0}, std::size_t{0}, n);
-    return 1;
-  }
-  const std::size_t chunk = (n / threads + 63) / 64 * 64;
-  std::vector<std::thread> helpers;
-  helpers.reserve(threads - 1);
-  for (std::size_t t = 1; t < threads; ++t) {
-    const std::size_t begin = std::min(n, t * chunk), end = std::min(n, (t + 1) * chunk);
-    helpers.emplace_back([=] { run(t, begin, end); });
-  }
-  run(std::size_t{0}, std::size_t{0}, std::min(n, chunk));
-  for (std::thread& helper : helpers) helper.join();
-  return threads;
+  const work_split split = split_work(n, bulk_threads(), bulk_elements_per_thread, 64);
+  run_chunks(split, run);
+  return split.count;
 }
 
 // convert_n on a given path (which the caller has checked this CPU supports).

@@ -7,10 +7,9 @@
 // units use the portable path only.
 #pragma once
 
-#include <atomic>
-#include <cstdlib>
 #include <string>
 
+#include "../detail/forced_choice.hpp"
 #include "../errors.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && \
@@ -79,11 +78,6 @@ inline cpu_features detect_cpu_features() noexcept {
   return f;
 }
 
-inline std::atomic<int>& forced_simd_path() noexcept {
-  static std::atomic<int> forced{-1};
-  return forced;
-}
-
 }  // namespace detail
 
 // The CPU's features, read once.
@@ -121,40 +115,32 @@ inline simd_path best_simd_path() noexcept {
   return simd_path::portable;
 }
 
+namespace detail {
+// The switch of detail/forced_choice.hpp behind force_simd_path and MIXPREC_SIMD_PATH.
+struct simd_path_switch {
+  using value_type = simd_path;
+  static constexpr const char* variable = "MIXPREC_SIMD_PATH";
+  static constexpr const char* noun = "SIMD path";
+  static constexpr const char* where = "this CPU or build";
+  static constexpr simd_path values[] = {simd_path::portable, simd_path::avx2, simd_path::avx512,
+                                         simd_path::avx512_bf16};
+  static bool available(simd_path p) noexcept { return simd_path_supported(p); }
+};
+}  // namespace detail
+
 // Parses a path name; throws invalid_argument naming the allowed values.
 inline simd_path parse_simd_path(const std::string& name) {
-  for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
-    if (name == to_string(p)) return p;
-  }
-  throw invalid_argument("unknown SIMD path '" + name + "' (expected portable, avx2, avx512 or avx512_bf16)");
+  return detail::parse_choice<detail::simd_path_switch>(name);
 }
 
 // Makes every later bulk call use `p`; throws invalid_argument if this CPU or build lacks it.
-inline void force_simd_path(simd_path p) {
-  if (!simd_path_supported(p)) {
-    throw invalid_argument(std::string("SIMD path '") + to_string(p) + "' is not available on this CPU or build");
-  }
-  detail::forced_simd_path().store(static_cast<int>(p), std::memory_order_relaxed);
-}
+inline void force_simd_path(simd_path p) { detail::force_choice<detail::simd_path_switch>(p); }
 
 // Back to the detected path (or MIXPREC_SIMD_PATH's).
-inline void reset_simd_path() noexcept { detail::forced_simd_path().store(-1, std::memory_order_relaxed); }
+inline void reset_simd_path() noexcept { detail::reset_choice<detail::simd_path_switch>(); }
 
 // The path bulk calls use now: the forced one, else MIXPREC_SIMD_PATH (read once; an unknown or
 // unavailable value throws invalid_argument), else the best the CPU has.
-inline simd_path active_simd_path() {
-  const int forced = detail::forced_simd_path().load(std::memory_order_relaxed);
-  if (forced >= 0) return static_cast<simd_path>(forced);
-  static const simd_path from_environment = [] {
-    const char* name = std::getenv("MIXPREC_SIMD_PATH");
-    if (name == nullptr || *name == '\0') return best_simd_path();
-    const simd_path p = parse_simd_path(name);
-    if (!simd_path_supported(p)) {
-      throw invalid_argument(std::string("MIXPREC_SIMD_PATH=") + name + " is not available on this CPU or build");
-    }
-    return p;
-  }();
-  return from_environment;
-}
+inline simd_path active_simd_path() { return detail::chosen<detail::simd_path_switch>().value_or(best_simd_path()); }
 
 }  // namespace mixprec

@@ -13,13 +13,12 @@
 // changes which products are formed: every product is exact, every sum is a float sum.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <string>
-#include <thread>
 
 #include "../bulk/simd_path.hpp"
+#include "../detail/forced_choice.hpp"
+#include "../detail/parallel.hpp"
 #include "../errors.hpp"
 #include "detail/amx_support.hpp"
 
@@ -67,8 +66,9 @@ struct gemm_options {
   float scale_a = 1.0f;
   float scale_b = 1.0f;
   // 0: the global setting (set_gemm_threads), split only when each thread gets at least
-  // gemm_work_per_thread multiply-adds.  n > 0: exactly min(n, number of row or column tiles)
-  // threads, whatever the size (tests use this to split small products).
+  // gemm_work_per_thread multiply-adds.  n > 0: up to min(n, number of row or column tiles)
+  // threads, whatever the size (tests use this to split small products); the ranges have
+  // ceil(tiles / n) tiles each but the last (detail/parallel.hpp), so a few may be left unused.
   unsigned threads = 0;
   // automatic: force_gemm_path's path, else MIXPREC_GEMM_PATH, else the best this CPU has.
   // Anything else: that path; invalid_argument if this CPU, OS or build cannot run it.
@@ -84,10 +84,6 @@ inline std::atomic<unsigned>& gemm_thread_setting() noexcept {
   static std::atomic<unsigned> threads{1};
   return threads;
 }
-inline std::atomic<int>& forced_gemm_path() noexcept {
-  static std::atomic<int> forced{-1};
-  return forced;
-}
 }  // namespace detail
 
 // Global default threads for gemm calls whose options say 0: 1 (the default: the caller's thread
@@ -97,8 +93,7 @@ inline void set_gemm_threads(unsigned threads) noexcept {
   detail::gemm_thread_setting().store(threads, std::memory_order_relaxed);
 }
 inline unsigned gemm_threads() noexcept {
-  const unsigned threads = detail::gemm_thread_setting().load(std::memory_order_relaxed);
-  return threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  return detail::resolve_thread_count(detail::gemm_thread_setting().load(std::memory_order_relaxed));
 }
 
 // Whether this build, CPU and OS can run a path.  amx_bf16 needs CPUID's AMX-TILE and AMX-BF16,
@@ -130,46 +125,43 @@ inline gemm_path best_gemm_path() {
   return gemm_path::portable;
 }
 
+namespace detail {
+// The switch of detail/forced_choice.hpp behind force_gemm_path and MIXPREC_GEMM_PATH.
+struct gemm_path_switch {
+  using value_type = gemm_path;
+  static constexpr const char* variable = "MIXPREC_GEMM_PATH";
+  static constexpr const char* noun = "gemm path";
+  static constexpr const char* where = "this CPU, OS or build";
+  static constexpr gemm_path values[] = {gemm_path::automatic,        gemm_path::portable,    gemm_path::avx2,
+                                         gemm_path::avx512,           gemm_path::avx512_bf16, gemm_path::amx_bf16,
+                                         gemm_path::amx_bf16_emulated};
+  static bool available(gemm_path p) { return gemm_path_supported(p); }
+};
+}  // namespace detail
+
 // Parses a path name ("automatic" included); throws invalid_argument naming the allowed values.
 inline gemm_path parse_gemm_path(const std::string& name) {
-  for (gemm_path p : {gemm_path::automatic, gemm_path::portable, gemm_path::avx2, gemm_path::avx512,
-                      gemm_path::avx512_bf16, gemm_path::amx_bf16, gemm_path::amx_bf16_emulated}) {
-    if (name == to_string(p)) return p;
-  }
-  throw invalid_argument("unknown gemm path '" + name +
-                         "' (expected automatic, portable, avx2, avx512, avx512_bf16, amx_bf16 or amx_bf16_emulated)");
+  return detail::parse_choice<detail::gemm_path_switch>(name);
 }
 
 // Makes every later call whose options say automatic use `p` (automatic: back to detection);
 // throws invalid_argument if this CPU, OS or build cannot run it.
 inline void force_gemm_path(gemm_path p) {
-  if (!gemm_path_supported(p)) {
-    throw invalid_argument(std::string("gemm path '") + to_string(p) + "' is not available on this CPU, OS or build");
-  }
-  detail::forced_gemm_path().store(p == gemm_path::automatic ? -1 : static_cast<int>(p), std::memory_order_relaxed);
+  if (p == gemm_path::automatic) return detail::reset_choice<detail::gemm_path_switch>();
+  detail::force_choice<detail::gemm_path_switch>(p);
 }
-inline void reset_gemm_path() noexcept { detail::forced_gemm_path().store(-1, std::memory_order_relaxed); }
+inline void reset_gemm_path() noexcept { detail::reset_choice<detail::gemm_path_switch>(); }
 
-// The path a call with these options runs on (never automatic).
+// The path a call with these options runs on (never automatic): options.path, else the forced
+// path, else MIXPREC_GEMM_PATH's (read once; an unknown or unavailable value throws
+// invalid_argument), else the best this machine has.
 inline gemm_path resolve_gemm_path(const gemm_options& options = {}) {
-  gemm_path p = options.path;
-  if (p == gemm_path::automatic) {
-    const int forced = detail::forced_gemm_path().load(std::memory_order_relaxed);
-    if (forced >= 0) return static_cast<gemm_path>(forced);
-    static const gemm_path from_environment = [] {
-      const char* name = std::getenv("MIXPREC_GEMM_PATH");
-      if (name == nullptr || *name == '\0') return gemm_path::automatic;
-      const gemm_path named = parse_gemm_path(name);
-      if (!gemm_path_supported(named)) {
-        throw invalid_argument(std::string("MIXPREC_GEMM_PATH=") + name + " is not available on this CPU, OS or build");
-      }
-      return named;
-    }();
-    p = from_environment == gemm_path::automatic ? best_gemm_path() : from_environment;
-  } else if (!gemm_path_supported(p)) {
-    throw invalid_argument(std::string("gemm path '") + to_string(p) + "' is not available on this CPU, OS or build");
+  if (options.path != gemm_path::automatic) {
+    detail::check_available<detail::gemm_path_switch>(options.path);
+    return options.path;
   }
-  return p;
+  const gemm_path chosen = detail::chosen<detail::gemm_path_switch>().value_or(gemm_path::automatic);
+  return chosen == gemm_path::automatic ? best_gemm_path() : chosen;
 }
 
 }  // namespace mixprec

@@ -18,14 +18,15 @@
 // portable, AVX2, AVX-512; bulk/kernels.inl multiply_in_place: the exponent test as a running
 // maximum of |g| beside the multiply); bfloat16/float16 gradients are decoded to float blocks,
 // then multiplied and re-encoded by the same kernels as quantize_n.  Large calls can be
-// split over threads (unscale_options::threads); results do not depend on the split.
+// split over threads (unscale_options::threads; detail/parallel.hpp); results do not depend on
+// the split.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -34,6 +35,8 @@
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
 #include "../detail/bits.hpp"
+#include "../detail/extent.hpp"
+#include "../detail/parallel.hpp"
 #include "../errors.hpp"
 #include "../types.hpp"
 
@@ -201,18 +204,26 @@ inline void check_gradient_views(const char* function, const gradient_view* arra
   if (count > 0 && arrays == nullptr) {
     throw invalid_argument(std::string(function) + ": null array list with count = " + std::to_string(count));
   }
+  // The views' sizes are checked one by one and summed without wrapping: the unscale splits the
+  // concatenation of the arrays by element index.
+  std::size_t total = 0;
   for (std::size_t a = 0; a < count; ++a) {
-    if (arrays[a].data() == nullptr && arrays[a].size() > 0) {
+    const gradient_view& v = arrays[a];
+    if (v.data() == nullptr && v.size() > 0) {
       throw invalid_argument(std::string(function) + ": array " + std::to_string(a) + " of " + std::to_string(count) +
-                             " is a null pointer with size " + std::to_string(arrays[a].size()));
+                             " is a null pointer with size " + std::to_string(v.size()));
     }
+    const std::size_t element_size = v.type() == gradient_type::float32 ? sizeof(float) : sizeof(std::uint16_t);
+    if (!array_fits(v.data(), v.size(), element_size)) {
+      check_array_extent(function, ("gradient " + std::to_string(a)).c_str(), v.data(), v.size(), element_size);
+    }
+    if (v.size() > std::numeric_limits<std::size_t>::max() - total) {
+      throw invalid_argument(std::string(function) + ": the " + std::to_string(count) +
+                             " gradient arrays hold more than " +
+                             std::to_string(std::numeric_limits<std::size_t>::max()) + " elements together");
+    }
+    total += v.size();
   }
-}
-
-inline unsigned unscale_thread_count(unsigned requested, std::size_t total) noexcept {
-  unsigned threads = requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t most = std::max<std::size_t>(1, total / unscale_elements_per_thread);
-  return static_cast<unsigned>(std::min<std::size_t>(threads, most));
 }
 
 }  // namespace detail
@@ -225,34 +236,15 @@ inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, fl
   if (count == 0) return true;
   std::size_t total = 0;
   for (std::size_t a = 0; a < count; ++a) total += arrays[a].size();
-  const unsigned threads = detail::unscale_thread_count(options.threads, total);
-  if (threads <= 1) return detail::unscale_share(arrays, count, 0, total, inv_scale, options.gradient_rounding);
-
-  // Shares of whole cache lines (multiples of 64 elements), one per thread; the caller takes
-  // the first.  A thread that cannot be started leaves its share to the caller.
-  constexpr std::size_t unit = 64;
-  const std::size_t share = (total / threads + unit - 1) / unit * unit;
-  std::vector<unsigned char> finite(threads, 1);
-  std::vector<std::thread> workers;
-  std::vector<unsigned> left_to_caller;
-  for (unsigned t = 1; t < threads; ++t) {
-    const std::size_t first = std::min(total, t * share),
-                      last = t + 1 == threads ? total : std::min(total, (t + 1) * share);
-    try {
-      workers.emplace_back([=, &finite] {
-        finite[t] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
-      });
-    } catch (...) {
-      left_to_caller.push_back(t);
-    }
-  }
-  finite[0] = detail::unscale_share(arrays, count, 0, std::min(total, share), inv_scale, options.gradient_rounding);
-  for (const unsigned t : left_to_caller) {
-    const std::size_t first = std::min(total, t * share),
-                      last = t + 1 == threads ? total : std::min(total, (t + 1) * share);
-    finite[t] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
-  }
-  for (auto& w : workers) w.join();
+  // Shares of whole cache lines (multiples of 64 elements), one per thread, the caller's first;
+  // a thread that cannot be started leaves its share to the caller (detail/parallel.hpp).
+  const detail::work_split split =
+      detail::split_work(total, detail::resolve_thread_count(options.threads), unscale_elements_per_thread, 64);
+  if (split.count == 1) return detail::unscale_share(arrays, count, 0, total, inv_scale, options.gradient_rounding);
+  std::vector<unsigned char> finite(split.count, 1);
+  detail::run_chunks(split, [&](std::size_t share, std::size_t first, std::size_t last) {
+    finite[share] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
+  });
   return std::all_of(finite.begin(), finite.end(), [](unsigned char f) { return f != 0; });
 }
 

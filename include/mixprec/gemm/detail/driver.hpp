@@ -22,13 +22,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <new>
-#include <thread>
-#include <vector>
 
 #include "../../bulk/simd_path.hpp"
+#include "../../detail/parallel.hpp"
 #include "../options.hpp"
 #include "environment.hpp"
 #include "families.hpp"
@@ -67,7 +65,8 @@ struct gemm_buffers {
   aligned_array<int> a_keys, b_keys;
 };
 
-inline gemm_buffers& caller_buffers() {
+// This thread's buffers: kept for later calls on the caller's thread, freed with a helper thread.
+inline gemm_buffers& thread_buffers() {
   thread_local gemm_buffers buffers;
   return buffers;
 }
@@ -210,8 +209,14 @@ void run_region(const panel_source& a, const panel_source& b, const gemm_problem
   }
 }
 
-// Splits C over `threads` threads (the caller's included) in ranges of whole tiles and runs
-// run_region on each, with the float environment of environment.hpp on every thread.
+// Splits C over up to `threads` threads (the caller's included) in ranges of whole tiles
+// (detail/parallel.hpp, grain 1 tile) and runs run_region on each, with the float environment of
+// environment.hpp on every thread.  Each thread packs into its own thread_local buffers; a
+// helper thread's are freed when it ends, and a range that ran on the caller's thread because a
+// helper could not start uses the caller's.  Ranges have ceil(tiles / threads) tiles each but
+// the last: the largest range, which sets the time, is as small as any split into that many
+// ranges allows, and no split can change a result (every C element is computed by one thread,
+// in the same order, whatever the split).
 template <class Family>
 void run_threads(const panel_source& a, const panel_source& b, const gemm_problem& p, std::size_t M, std::size_t N,
                  unsigned threads) {
@@ -219,41 +224,16 @@ void run_threads(const panel_source& a, const panel_source& b, const gemm_proble
   const bool split_rows = row_tiles >= column_tiles;
   const std::size_t tiles = split_rows ? row_tiles : column_tiles, tile = split_rows ? Family::mr : Family::nr;
   const std::size_t extent = split_rows ? M : N;
-  const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(threads, tiles));
-  auto part = [&](std::size_t t, gemm_buffers& buffers) {
+  run_chunks(split_work(tiles, threads, 1, 1), [&](std::size_t, std::size_t first, std::size_t last) {
     const float_environment environment;
-    const std::size_t begin = std::min(extent, t * tiles / parts * tile);
-    const std::size_t end = std::min(extent, (t + 1) * tiles / parts * tile);
+    const std::size_t begin = std::min(extent, first * tile), end = std::min(extent, last * tile);
     if (begin == end) return;
     if (split_rows) {
-      run_region<Family>(a, b, p, begin, end, 0, N, buffers);
+      run_region<Family>(a, b, p, begin, end, 0, N, thread_buffers());
     } else {
-      run_region<Family>(a, b, p, 0, M, begin, end, buffers);
+      run_region<Family>(a, b, p, 0, M, begin, end, thread_buffers());
     }
-  };
-  if (parts == 1) return part(0, caller_buffers());
-  std::vector<std::exception_ptr> failures(parts);
-  std::vector<std::thread> helpers;
-  helpers.reserve(parts - 1);
-  for (std::size_t t = 1; t < parts; ++t) {
-    helpers.emplace_back([&, t] {
-      try {
-        gemm_buffers buffers;
-        part(t, buffers);
-      } catch (...) {
-        failures[t] = std::current_exception();
-      }
-    });
-  }
-  try {
-    part(0, caller_buffers());
-  } catch (...) {
-    failures[0] = std::current_exception();
-  }
-  for (std::thread& helper : helpers) helper.join();
-  for (const std::exception_ptr& failure : failures) {
-    if (failure) std::rethrow_exception(failure);
-  }
+  });
 }
 
 // The float family of a path in the order the operands ask for.

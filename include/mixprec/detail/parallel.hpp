@@ -1,0 +1,143 @@
+// Splitting work over threads, written once for bulk conversion (bulk/dispatch.hpp), gemm
+// (gemm/detail/driver.hpp) and unscaling (scaling/unscale.hpp).
+//
+//   resolve_thread_count(requested)               0 means one per hardware thread; never 0
+//   split_work(n, threads, min_per_chunk, grain)  how [0, n) is cut (the rule below)
+//   run_chunks(split, task)                       task(index, begin, end) once per chunk: chunk 0
+//                                                 on the caller's thread, the others on std::threads
+//
+// The rule.  count = min(threads, n / min_per_chunk), at least 1; size = ceil(n / count) rounded
+// up to a multiple of grain; chunk i is [i * size, min(n, (i + 1) * size)), and only chunks that
+// start below n exist, so the count can come out lower than asked (never higher).  n = 0 is one
+// empty chunk.  Callers pick the unit: bulk and unscale count elements (grain 64, whole cache
+// lines of floats), gemm counts tiles (grain 1).  With grain 1 the largest chunk, ceil(n / count),
+// is the least any split into count parts can have (the slowest thread decides the time); a
+// grain adds at most grain - 1 units to it.  min_per_chunk sets the count (n / count is at least
+// min_per_chunk); the rounding can leave the last chunk somewhat shorter.
+//
+// Failures.  Every chunk runs exactly once, whatever the other chunks do.  A thread that cannot
+// be started (std::thread throws std::system_error when the system is out of threads) leaves its
+// chunk, and every later one, to the caller's thread, after chunk 0: the result is complete
+// and, because callers' results never depend on which thread ran a chunk, the same (rather than
+// an error: the work can still be done, only slower, and a call should not fail for lack of
+// threads when one thread would have done).  A task that throws stops only its own chunk; when
+// all are done and every thread is joined, the exception of the lowest-numbered failed chunk is
+// rethrown (the same one on every run, however the threads were scheduled).  No thread is ever
+// detached or left unjoined.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace mixprec::detail {
+
+// Threads for a setting where 0 means "one per hardware thread" (hardware_concurrency() may
+// say 0 when it cannot tell: then 1).
+inline unsigned resolve_thread_count(unsigned requested) noexcept {
+  return requested != 0 ? requested : std::max(1u, std::thread::hardware_concurrency());
+}
+
+// The chunks of [0, n): count chunks of `size` units, the last one possibly shorter.
+struct work_split {
+  std::size_t n = 0, size = 0, count = 1;
+
+  std::size_t begin(std::size_t chunk) const noexcept { return chunk * size; }  // < n for chunk > 0
+  std::size_t end(std::size_t chunk) const noexcept { return begin(chunk) + std::min(size, n - begin(chunk)); }
+};
+
+// The rule above.  min_per_chunk and grain of 0 count as 1.  No intermediate value exceeds n,
+// so n up to SIZE_MAX is fine.
+inline work_split split_work(std::size_t n, std::size_t threads, std::size_t min_per_chunk,
+                             std::size_t grain) noexcept {
+  min_per_chunk = std::max<std::size_t>(min_per_chunk, 1);
+  grain = std::max<std::size_t>(grain, 1);
+  const std::size_t count = std::max<std::size_t>(1, std::min(threads, n / min_per_chunk));
+  std::size_t size = n / count + (n % count != 0 ? 1 : 0);
+  const std::size_t short_of_grain = (grain - size % grain) % grain;
+  size = short_of_grain > n - size ? n : size + short_of_grain;  // rounded up, at most n
+  work_split split;
+  split.n = n;
+  split.size = size;
+  split.count = size == 0 ? 1 : n / size + (n % size != 0 ? 1 : 0);
+  return split;
+}
+
+// Test hook (tests/core/parallel_test.cpp): when set to k > 0, the k-th thread that run_chunks
+// tries to start from this thread from now on fails with std::system_error, as when the system
+// is out of threads; the hook is then off again (0).  thread_local: one test's injection never
+// reaches another thread's calls.
+inline std::size_t& thread_start_failure_countdown() noexcept {
+  thread_local std::size_t countdown = 0;
+  return countdown;
+}
+
+// Threads that are joined when the owner goes out of scope, whichever way it leaves.
+class joined_threads {
+ public:
+  explicit joined_threads(std::size_t capacity) { threads_.reserve(capacity); }
+  joined_threads(const joined_threads&) = delete;
+  joined_threads& operator=(const joined_threads&) = delete;
+  ~joined_threads() { join(); }
+
+  // Starts f on a new thread; on failure (the thread's start, or the hook) throws and changes
+  // nothing.  emplace_back does not allocate: the capacity was reserved.
+  template <class F>
+  void start(F f) {
+    std::size_t& countdown = thread_start_failure_countdown();
+    if (countdown != 0 && --countdown == 0) {
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "mixprec: injected thread start failure");
+    }
+    threads_.emplace_back(std::move(f));
+  }
+
+  void join() noexcept {
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
+// Runs task(index, begin, end) once for every chunk of `split`; see "Failures" above.  The task
+// is called concurrently from several threads and must be safe for that.
+template <class Task>
+void run_chunks(const work_split& split, Task&& task) {
+  if (split.count == 1) {
+    task(std::size_t{0}, std::size_t{0}, split.n);
+    return;
+  }
+  std::vector<std::exception_ptr> failures(split.count);
+  const auto run = [&](std::size_t chunk) noexcept {
+    try {
+      task(chunk, split.begin(chunk), split.end(chunk));
+    } catch (...) {
+      failures[chunk] = std::current_exception();
+    }
+  };
+  std::size_t started = 1;  // chunks [1, started) run on helper threads
+  {
+    joined_threads helpers(split.count - 1);
+    for (; started < split.count; ++started) {
+      try {
+        helpers.start([&run, started] { run(started); });
+      } catch (...) {
+        break;  // out of threads: later starts would most likely fail too
+      }
+    }
+    run(0);
+    for (std::size_t chunk = started; chunk < split.count; ++chunk) run(chunk);
+  }  // every helper joined here
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
+}  // namespace mixprec::detail

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake git python3 libeigen3-dev libboost-dev catch2 libbenchmark-dev libfp16-dev
-          clang-format clang-tidy openmpi-bin libopenmpi-dev)
+          clang-format clang-tidy openmpi-bin libopenmpi-dev ccache)
 
 missing=()
 for p in "${packages[@]}"; do

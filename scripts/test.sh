@@ -9,13 +9,52 @@
 #   4. ThreadSanitizer, C++17: the tests that run threads (label `threads`)
 # Any warning, failing test or sanitizer report fails the run.  Build trees go to build/ci-*.
 # The full exhaustive matrix is not run here: `ctest --test-dir build/ci-release17 -L exhaustive_full`.
+#
+#   scripts/test.sh --quick   Release C++17 unit tests only (no CUDA, sanitizers, sweeps, examples
+#                             or benchmarks): does the library work on this machine?
+#
+# Compiles go through ccache when it is installed (setup-debian.sh installs it): a second run of
+# an unchanged tree, in this clone or another, recompiles nothing.  Results never depend on it.
+# Each stage's time is printed at the end, also when a stage fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+for argument in "$@"; do
+  case "$argument" in
+    --quick) quick=true ;;
+    *) echo "usage: scripts/test.sh [--quick]" >&2; exit 2 ;;
+  esac
+done
 "$(pwd)/scripts/setup-debian.sh"
 
 jobs=$(nproc)
 started=$SECONDS
-stage() { printf '\n==== %s (%ds elapsed)\n' "$*" $((SECONDS - started)); }
+stage_names=()
+stage_starts=()
+stage() {
+  stage_names+=("$*")
+  stage_starts+=($SECONDS)
+  printf '\n==== %s (%ds elapsed)\n' "$*" $((SECONDS - started))
+}
+stage_times() {
+  local status=$? i end
+  printf '\n==== stage times (%s)\n' "$([ $status -eq 0 ] && echo passed || echo "FAILED, exit $status")"
+  for i in "${!stage_names[@]}"; do
+    end=$SECONDS
+    [ $((i + 1)) -lt ${#stage_starts[@]} ] && end=${stage_starts[$((i + 1))]}
+    printf '%6ds  %s\n' $((end - stage_starts[i])) "${stage_names[$i]}"
+  done
+  printf '%6ds  total\n' $((SECONDS - started))
+}
+trap stage_times EXIT
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  # Paths under the clone are hashed relative to it, so another clone of the same commit hits.
+  export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=true
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  ccache --zero-stats >/dev/null
+fi
 
 cuda=OFF
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -25,6 +64,18 @@ else
   echo "NOTE: nvcc not found: the CUDA compile checks are SKIPPED in this run."
 fi
 
+if $quick; then
+  stage "quick: Release, C++17, no CUDA: build the unit tests"
+  configure build/quick -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
+    -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_SWEEPS=OFF \
+    -DMIXPREC_BUILD_HEADER_CHECKS=OFF
+  build build/quick
+  stage "quick: unit tests"
+  ctest --test-dir build/quick -L unit -j"$jobs" --output-on-failure
+  stage "quick: all unit tests passed"
+  exit 0
+fi
+
 stage "clang-format"
 mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.inl')
 clang-format --dry-run --Werror "${sources[@]}"
@@ -32,7 +83,8 @@ clang-format --dry-run --Werror "${sources[@]}"
 configure() {  # configure <dir> <extra cmake args...>
   local dir=$1
   shift
-  cmake -S . -B "$dir" -DMIXPREC_WARNINGS_AS_ERRORS=ON "$@" >"$dir.configure.log" 2>&1 ||
+  mkdir -p build
+  cmake -S . -B "$dir" -DMIXPREC_WARNINGS_AS_ERRORS=ON "${launcher[@]}" "$@" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
 }
 build() { cmake --build "$1" -j"$jobs"; }
@@ -71,3 +123,4 @@ stage "ThreadSanitizer: the tests labelled threads"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build/ci-tsan -L threads --output-on-failure
 
 stage "all checks passed"
+command -v ccache >/dev/null 2>&1 && ccache --show-stats | grep -Ei 'hits|misses' || true

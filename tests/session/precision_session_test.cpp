@@ -486,3 +486,45 @@ TEST_CASE("fp8 recipe: the session's delayed scaling follows a standalone fp8_tr
   CHECK(amp.fp8().forward().scale(0) != 1.0f);  // the amaxes moved the scales
   CHECK_THROWS_AS(precision_session{recipes::bf16()}.use_fp8_layers(1), invalid_argument);
 }
+
+TEST_CASE("backward runs in the forward's autocast scope: an fp16 recipe's weight gradients are fp16 products",
+          "[session]") {
+  matrix x(dtype::float32, 4, 8), w(dtype::float32, 3, 8), dy(dtype::float32, 4, 3);
+  for (std::size_t i = 0; i < 32; ++i) x.data<float>()[i] = 0.1234567f * static_cast<float>(i % 7) - 0.3141593f;
+  for (std::size_t i = 0; i < 24; ++i) w.data<float>()[i] = 0.0271828f * static_cast<float>(i % 5) + 0.0577216f;
+  for (std::size_t i = 0; i < 12; ++i) dy.data<float>()[i] = 0.7071068f - 0.1414214f * static_cast<float>(i % 4);
+  const auto weight_gradient = [&] { return ops::linear_backward(dy, x, w).weight.to(dtype::float32); };
+  const matrix in_float = weight_gradient();
+  std::vector<float> gradient(24, 0.0f);
+  const std::vector<gradient_view> grads{gradient_view(gradient.data(), gradient.size())};
+  for (const char* name : {"fp16", "bf16", "O0"}) {
+    INFO(name);
+    precision_session amp{parse_recipe(name)};
+    autocast_state in_forward, in_backward;
+    matrix computed;
+    amp.train_step(
+        [&] {
+          in_forward = current_autocast();
+          return 1.0f;
+        },
+        [&](float) {
+          in_backward = current_autocast();
+          computed = weight_gradient();
+        },
+        grads, [] {});
+    CHECK(in_backward.enabled == in_forward.enabled);
+    CHECK(in_backward.lower_precision == in_forward.lower_precision);
+    CHECK(in_forward.lower_precision == amp.autocast_dtype());
+    // The same backward written by hand inside the recipe's scope gives the same bits.
+    const matrix expected = [&] {
+      if (!in_forward.enabled) return weight_gradient();
+      const dynamic_autocast_scope scope(in_forward.lower_precision);
+      return weight_gradient();
+    }();
+    REQUIRE(computed.rows() == 3);
+    CHECK(same_bits(computed.data<float>(), expected.data<float>(), 24 * sizeof(float)));
+    // ... and, in the low-precision recipes, not the float32 gradient (the test can tell them apart).
+    const bool as_float = same_bits(computed.data<float>(), in_float.data<float>(), 24 * sizeof(float));
+    CHECK(as_float == !in_forward.enabled);
+  }
+}

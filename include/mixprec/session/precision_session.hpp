@@ -6,14 +6,15 @@
 //   std::size_t w = amp.masters().add(init, n);                 // recipes with master weights
 //   auto r = amp.train_step(
 //       [&](std::size_t micro) { return model.forward(micro); },       // in the recipe's autocast scope
-//       [&](float scaled_loss) { model.backward(scaled_loss); },       // writes the gradients
+//       [&](float scaled_loss) { model.backward(scaled_loss); },       // the same scope; writes the gradients
 //       grads,                                                         // std::vector<gradient_view>
 //       [&] { optimizer.step(amp.masters().master(w), grad, n); });    // on the masters
 //
 // train_step is exactly this sequence of loss_scaler calls (tests/session/session_test.cpp
 // checks it bit for bit against the hand-written one):
 //
-//   for each of k micro-batches:  loss = forward(m) [autocast];  backward(scaler.scale(loss))
+//   for each of k micro-batches, in the recipe's autocast scope:
+//                                 loss = forward(m);  backward(scaler.scale(loss))
 //   scaler.unscale(grads)                      fused unscale + inf/NaN check
 //   clip_grad_norm(grads, max_grad_norm)       when max_grad_norm > 0
 //   scaler.step(optimizer_step, then refresh the working copies from the masters)
@@ -271,13 +272,13 @@ class precision_session {
     double loss_sum = 0;
     for (int m = 0; m < k; ++m) {
       const auto micro = static_cast<std::size_t>(m);
-      float loss = 0;
-      if (compute != dtype::float32) {
-        const dynamic_autocast_scope scope(compute);
-        loss = call_forward(forward, micro);
-      } else {
-        loss = call_forward(forward, micro);
-      }
+      // A micro-batch's forward and backward run in one autocast scope, so that a backward made
+      // of ops::*_backward computes in the precision its forward ran in (PyTorch's autograd gets
+      // the same from the low-precision tensors its forward saved): in an fp16 recipe the
+      // gradients are fp16 products, and can underflow as loss scaling expects them to.
+      std::optional<dynamic_autocast_scope> scope;
+      if (compute != dtype::float32) scope.emplace(compute);
+      const float loss = call_forward(forward, micro);
       loss_sum += static_cast<double>(loss);
       if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
         backward(scaler.scale(loss), micro);

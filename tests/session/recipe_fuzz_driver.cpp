@@ -1,73 +1,77 @@
-// Bounded fuzzing of parse_recipe: valid configurations in every text form (names, key=value,
-// flags, JSON, multi-line JSON), mutated with the state fuzzers' byte mutations
-// (tests/support/state_fuzz.hpp: bit flips, random and boundary bytes, boundary numbers, cuts,
-// insertions, repeated chunks) and with text mutations (a digit string grown huge, nesting,
-// quotes and separators dropped or doubled).  Every input must give either recipe_error or a
-// recipe that passes validate() and reads back from its own text to the same settings.  Any other
-// exception, a crash or a sanitizer report fails the run.
+// Runs the recipe fuzz target (recipe_fuzz_target.cpp) on generated inputs, for compilers without
+// libFuzzer: valid configurations in every text form (names, key=value, flags in one string and
+// as NUL-separated arguments, JSON, multi-line JSON), mutated with the state fuzzers' byte
+// mutations (tests/support/state_fuzz.hpp: bit flips, random and boundary bytes, boundary
+// numbers, cuts, insertions, repeated chunks) and with text mutations (a digit string grown huge,
+// nesting, quotes and separators dropped or doubled).  The target aborts on any input that is
+// neither refused with recipe_error nor accepted as a valid recipe that reads back.
 //
-//   recipe_fuzz_driver [iterations = 100000] [seed = 1]
-#include <mixprec/session/parse_recipe.hpp>
-
+//   recipe_fuzz_driver [iterations = 100000] [seed = 1] [--corpus DIR] [--write-corpus DIR]
+//
+// --corpus replays the files of DIR first (tests/fuzz_corpus/recipe, the libFuzzer corpus kept in
+// the repository); --write-corpus writes the unmutated seeds (selector byte first) to DIR and exits.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <random>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "fuzz_corpus.hpp"
+#include "recipe_fuzz.hpp"
 #include "state_fuzz.hpp"
+
+extern std::uint64_t recipe_fuzz_accepted;
 
 namespace {
 
 using namespace mixprec;
 
-// JSON of a recipe, built from its key=value text: strings for enums and names, bare values for
-// the rest ("inf" as a string, as the parser takes it).
-std::string as_json(const recipe& r, bool multiline) {
-  std::string out = "{";
-  out += multiline ? "\n  " : "";
-  out += "\"recipe\": \"" + r.name + "\"";
-  session_detail::visit_recipe_fields(r, [&](const session_detail::field_info& info, const auto& value) {
-    std::string text = session_detail::field_text(value);
-    using T = std::decay_t<decltype(value)>;
-    if (std::is_enum<T>::value || text == "inf") text = "\"" + text + "\"";
-    out += multiline ? ",\n  " : ", ";
-    out += "\"" + std::string(info.key) + "\": " + text;
-  });
-  return out + (multiline ? "\n}" : "}");
-}
+std::string with_selector(recipe_fuzz::selector s, const std::string& body) { return char(s) + body; }
 
+// Valid inputs, each with its selector byte in front.
 std::vector<std::string> seeds() {
-  std::vector<std::string> out = {
-      "fp32",
-      "fp16",
-      "bf16",
-      "fp8",
-      "O0",
-      "O1",
-      "O2",
-      "O3",
-      "precision=fp16, scaling=dynamic, init_scale=1024",
-      "--precision fp16 --scaling dynamic --init-scale 1024 --growth-interval=100 --autocast",
-      "--recipe O2 --max-grad-norm 1.5 --accumulation-steps 4",
-      "recipe=fp8 fp8_format=e4m3 margin=2 amax_history_len=16",
-      "{\"recipe\": \"bf16\", \"max_grad_norm\": 1.0, \"max_scale\": \"inf\"}",
-      "{\"recipe\": \"fp16\", \"scaling\": \"hysteresis\", \"hysteresis\": 3, "
-      "\"hysteresis_rules\": \"deepspeed\", \"init_scale\": 2.5e2}"};
+  std::vector<std::string> out;
+  for (const char* name : {"fp32", "fp16", "bf16", "fp8", "O0", "O1", "O2", "O3", "  o2\n", "BF16"}) {
+    out.push_back(with_selector(recipe_fuzz::text, name));
+  }
+  for (const char* text :
+       {"precision=fp16, scaling=dynamic, init_scale=1024", "recipe=fp8 fp8_format=e4m3 margin=2 amax_history_len=16",
+        "recipe=O2,max_grad_norm=1.5,accumulation-steps=4", "recipe = bf16\nmax_scale=inf\tseed=7",
+        "--precision fp16 --scaling dynamic --init-scale 1024 --growth-interval=100 --autocast",
+        "--recipe O2 --max-grad-norm 1.5 --accumulation-steps 4",
+        "--recipe=fp8 --fp8-format e5m2 --margin -3 --amax-compute-algo most_recent"}) {
+    out.push_back(with_selector(recipe_fuzz::text, text));
+    if (text[0] == '-') out.push_back(with_selector(recipe_fuzz::argv_by_space, text));
+  }
+  out.push_back(with_selector(recipe_fuzz::argv_by_nul, std::string("--recipe\0fp16\0--init-scale\0"
+                                                                    "256",
+                                                                    30)));
+  for (const char* json : {"{\"recipe\": \"bf16\", \"max_grad_norm\": 1.0, \"max_scale\": \"inf\"}",
+                           "{\"recipe\": \"fp16\", \"scaling\": \"hysteresis\", \"hysteresis\": 3, "
+                           "\"hysteresis_rules\": \"deepspeed\", \"init_scale\": 2.5e2}",
+                           "{}", " {\"seed\": 0, \"precision\": \"bf16\", \"autocast\": true}\n"}) {
+    out.push_back(with_selector(recipe_fuzz::text, json));
+    out.push_back(with_selector(recipe_fuzz::json, json));
+  }
   for (const recipe& r : {recipes::fp16(), recipes::bf16(), recipes::fp8(), recipes::O2(), recipes::O3()}) {
-    out.push_back(to_string(r));
-    out.push_back(as_json(r, false));
-    out.push_back(as_json(r, true));
+    out.push_back(with_selector(recipe_fuzz::text, to_string(r)));
+    out.push_back(with_selector(recipe_fuzz::text, recipe_fuzz::as_json(r, false)));
+    out.push_back(with_selector(recipe_fuzz::json, recipe_fuzz::as_json(r, true)));
+    std::string by_nul, by_space;
+    for (const std::string& a : recipe_fuzz::as_flags(r)) {
+      by_nul += (by_nul.empty() ? "" : std::string(1, '\0')) + a;
+      by_space += (by_space.empty() ? "" : " ") + a;
+    }
+    out.push_back(with_selector(recipe_fuzz::argv_by_nul, by_nul));
+    out.push_back(with_selector(recipe_fuzz::argv_by_space, by_space));
   }
   return out;
 }
 
 void text_mutation(std::string& s, std::mt19937_64& random) {
-  if (s.empty()) return;
-  const std::size_t at = static_cast<std::size_t>(random() % s.size());
+  if (s.size() < 2) return;
+  const std::size_t at = 1 + static_cast<std::size_t>(random() % (s.size() - 1));  // the selector stays
   switch (random() % 6) {
     case 0:
       s.insert(at, std::string(1 + random() % 400, '9'));  // huge numbers
@@ -89,54 +93,59 @@ void text_mutation(std::string& s, std::mt19937_64& random) {
       break;
     }
     default:
-      s = s.substr(0, at);  // truncated
+      s.resize(at);  // truncated
       break;
   }
 }
 
-// One input: a recipe_error, or a valid recipe that reads back from its own text.
-bool parse_one(const std::string& text) {
-  try {
-    const recipe r = parse_recipe(text);
-    validate(r);
-    if (to_string(parse_recipe(to_string(r))) != to_string(r)) {
-      std::fprintf(stderr, "accepted recipe does not read back: %s\n", to_string(r).c_str());
-      std::abort();
-    }
-    return true;
-  } catch (const recipe_error&) {
-    return false;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "unexpected exception (%s) for input of %zu bytes\n", e.what(), text.size());
-    std::abort();
-  }
+bool run(const std::string& input) {
+  const std::uint64_t before = recipe_fuzz_accepted;
+  LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t*>(input.data()), input.size());
+  return recipe_fuzz_accepted != before;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::uint64_t iterations = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
-  const std::uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 1;
-  std::mt19937_64 random(seed);
+  std::uint64_t iterations = 100000, seed = 1;
+  std::string corpus, write_corpus;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--corpus" || arg == "--write-corpus") && i + 1 < argc) {
+      (arg == "--corpus" ? corpus : write_corpus) = argv[++i];
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() > 0) iterations = std::strtoull(positional[0].c_str(), nullptr, 10);
+  if (positional.size() > 1) seed = std::strtoull(positional[1].c_str(), nullptr, 10);
+
   const std::vector<std::string> valid = seeds();
+  if (!write_corpus.empty()) return fuzz_corpus::write_all(write_corpus, "seed", valid) ? 0 : 1;
+  if (!corpus.empty()) {
+    const std::vector<std::string> kept = fuzz_corpus::read_all(corpus);
+    for (const std::string& input : kept) run(input);
+    std::printf("recipe fuzz: replayed %zu corpus inputs from %s\n", kept.size(), corpus.c_str());
+  }
   for (const std::string& s : valid) {
-    if (!parse_one(s)) {
-      std::fprintf(stderr, "a valid seed configuration was refused: %s\n", s.c_str());
+    if (!run(s)) {
+      std::fprintf(stderr, "a valid seed configuration was refused: %s\n", s.c_str() + 1);
       return 1;
     }
   }
+  std::mt19937_64 random(seed);
   std::uint64_t accepted = 0;
   for (std::uint64_t i = 0; i < iterations; ++i) {
-    std::string text = valid[static_cast<std::size_t>(random() % valid.size())];
+    std::string input = valid[static_cast<std::size_t>(random() % valid.size())];
     if (random() % 2) {
-      state_fuzz::bytes_t bytes(1, 0);  // the mutator keeps byte 0 (its selector) in place
-      bytes.insert(bytes.end(), text.begin(), text.end());
-      state_fuzz::mutate(bytes, random);
-      text.assign(bytes.begin() + 1, bytes.end());
+      state_fuzz::bytes_t bytes(input.begin(), input.end());
+      state_fuzz::mutate(bytes, random);  // byte 0 changes now and then: another entry point
+      input.assign(bytes.begin(), bytes.end());
     } else {
-      text_mutation(text, random);
+      text_mutation(input, random);
     }
-    if (parse_one(text)) ++accepted;
+    if (run(input)) ++accepted;
   }
   std::printf("recipe fuzz: %llu mutated configurations, %llu accepted (valid recipes), the rest refused cleanly\n",
               static_cast<unsigned long long>(iterations), static_cast<unsigned long long>(accepted));

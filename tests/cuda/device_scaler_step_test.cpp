@@ -31,7 +31,7 @@ struct device_model {
     d.counters = scaler_counters{};
     d.error = device_scaler_error::none;
     gpu::detail::publish_scale(d);
-    options.limits = {o.min_scale, o.max_scale, o.max_consecutive_skips};
+    options.limits = mixprec::detail::update_limits_of(o);  // as device_loss_scaler does
     options.throw_at_floor = o.at_floor == floor_action::throw_error;
   }
   void step() {

@@ -284,7 +284,12 @@ def check_train_digits(binary, scratch):
     check(flushed.endswith("%") and float(flushed[:-1]) >= 50,
           f"fp16 without scaling reports most weight gradients flushed to zero (got {flushed})")
     check(runs[("fp16", "dynamic")]["final_scale"] > 65536, "dynamic scaling grew its scale")
-    check(runs[("bf16", "none")]["flushed_gradients"] == "0%", "bf16 flushes no gradient")
+    # bf16 has float's exponent range: what it "flushes" is only a sum that cancels to exactly zero
+    # in one summation order and not in float's; the order is the gemm path's (AMX sums chunks of
+    # 32 in two chains, docs/gemm.md), so a machine with AMX shows a handful (0.00073% here).
+    bf16_flushed = runs[("bf16", "none")]["flushed_gradients"]
+    check(bf16_flushed.endswith("%") and float(bf16_flushed[:-1]) < 0.01,
+          f"bf16 flushes next to no gradient, under 0.01% (got {bf16_flushed})")
     with open(paths["csv"]) as f:
         steps = list(csv.DictReader(f))
     check(steps and list(steps[0].keys()) == ["recipe", "step", "loss", "scale", "skipped"],

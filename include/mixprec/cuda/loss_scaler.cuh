@@ -135,8 +135,7 @@ class device_loss_scaler {
             "scaler's stream so that the reduction is ordered between unscale and update");
       }
     }
-    const mixprec::detail::scale_bounds bounds = mixprec::detail::usable_bounds(options_);
-    update_options_.limits = {bounds.lowest, bounds.highest, options_.max_consecutive_skips};
+    update_options_.limits = mixprec::detail::update_limits_of(options_);
     update_options_.throw_at_floor = options_.at_floor == floor_action::throw_error;
     detail::device_scaler_state initial{};
     initial.state = policy_.initial_state();

@@ -154,8 +154,7 @@ class loss_scaler {
           "(update(new_scale) sets the scale without one)");
     }
     const bool found = found_inf();
-    const detail::scale_bounds bounds = detail::usable_bounds(options_);
-    const detail::update_limits limits{bounds.lowest, bounds.highest, options_.max_consecutive_skips};
+    const detail::update_limits limits = detail::update_limits_of(options_);
     const detail::update_result r =
         detail::apply_update([this](scale_state& s, bool f) { return detail::try_policy_update(policy_, s, f); },
                              state_, counters_, found, overflowed_checks(), limits);

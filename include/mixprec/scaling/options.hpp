@@ -16,6 +16,7 @@
 #include "../errors.hpp"
 #include "detail/text.hpp"
 #include "unscale.hpp"
+#include "update_rule.hpp"
 
 namespace mixprec {
 
@@ -88,6 +89,11 @@ struct scale_bounds {
 };
 inline scale_bounds usable_bounds(const scaler_options& o) noexcept {
   return {std::max(o.min_scale, smallest_usable_scale), std::min(o.max_scale, largest_usable_scale)};
+}
+// The rails update() applies (update_rule.hpp), on the host and on the device alike.
+inline update_limits update_limits_of(const scaler_options& o) noexcept {
+  const scale_bounds b = usable_bounds(o);
+  return {b.lowest, b.highest, o.max_consecutive_skips};
 }
 inline std::string bounds_text(const scaler_options& o) {
   const auto shortest = [](float x) {  // the float's own shortest text: "2.938737e-39", not its double's

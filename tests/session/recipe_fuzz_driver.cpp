@@ -107,36 +107,19 @@ bool run(const std::string& input) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t iterations = 100000, seed = 1;
-  std::string corpus, write_corpus;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if ((arg == "--corpus" || arg == "--write-corpus") && i + 1 < argc) {
-      (arg == "--corpus" ? corpus : write_corpus) = argv[++i];
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (positional.size() > 0) iterations = std::strtoull(positional[0].c_str(), nullptr, 10);
-  if (positional.size() > 1) seed = std::strtoull(positional[1].c_str(), nullptr, 10);
-
+  const fuzz_corpus::driver_options options = fuzz_corpus::parse_driver_options(argc, argv);
   const std::vector<std::string> valid = seeds();
-  if (!write_corpus.empty()) return fuzz_corpus::write_all(write_corpus, "seed", valid) ? 0 : 1;
-  if (!corpus.empty()) {
-    const std::vector<std::string> kept = fuzz_corpus::read_all(corpus);
-    for (const std::string& input : kept) run(input);
-    std::printf("recipe fuzz: replayed %zu corpus inputs from %s\n", kept.size(), corpus.c_str());
-  }
+  if (!options.write_corpus.empty()) return fuzz_corpus::write_all(options.write_corpus, "seed", valid) ? 0 : 1;
+  fuzz_corpus::replay(options.corpus, "recipe fuzz", run);
   for (const std::string& s : valid) {
     if (!run(s)) {
       std::fprintf(stderr, "a valid seed configuration was refused: %s\n", s.c_str() + 1);
       return 1;
     }
   }
-  std::mt19937_64 random(seed);
+  std::mt19937_64 random(options.seed);
   std::uint64_t accepted = 0;
-  for (std::uint64_t i = 0; i < iterations; ++i) {
+  for (std::uint64_t i = 0; i < options.iterations; ++i) {
     std::string input = valid[static_cast<std::size_t>(random() % valid.size())];
     if (random() % 2) {
       state_fuzz::bytes_t bytes(input.begin(), input.end());
@@ -148,6 +131,6 @@ int main(int argc, char** argv) {
     if (run(input)) ++accepted;
   }
   std::printf("recipe fuzz: %llu mutated configurations, %llu accepted (valid recipes), the rest refused cleanly\n",
-              static_cast<unsigned long long>(iterations), static_cast<unsigned long long>(accepted));
+              static_cast<unsigned long long>(options.iterations), static_cast<unsigned long long>(accepted));
   return 0;
 }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +43,37 @@ inline bool write_all(const std::string& dir, const std::string& prefix, const s
     }
   }
   return true;
+}
+
+// A driver's command line: [iterations [seed]] [--corpus DIR] [--write-corpus DIR].
+struct driver_options {
+  std::uint64_t iterations = 100000, seed = 1;
+  std::string corpus, write_corpus;
+};
+
+inline driver_options parse_driver_options(int argc, char** argv) {
+  driver_options o;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if ((arg == "--corpus" || arg == "--write-corpus") && i + 1 < argc) {
+      (arg == "--corpus" ? o.corpus : o.write_corpus) = argv[++i];
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() > 0) o.iterations = std::strtoull(positional[0].c_str(), nullptr, 10);
+  if (positional.size() > 1) o.seed = std::strtoull(positional[1].c_str(), nullptr, 10);
+  return o;
+}
+
+// Runs every input kept in dir (when dir is given) through run(input), and says how many.
+template <class Run>
+void replay(const std::string& dir, const char* driver, Run run) {
+  if (dir.empty()) return;
+  const std::vector<std::string> kept = read_all(dir);
+  for (const std::string& input : kept) run(input);
+  std::printf("%s: replayed %zu corpus inputs from %s\n", driver, kept.size(), dir.c_str());
 }
 
 }  // namespace fuzz_corpus

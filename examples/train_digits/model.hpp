@@ -1,11 +1,12 @@
-// The network train_digits trains: an MLP 64-128-128-10 with ReLU, written with mixprec::ops
-// so that one piece of code runs in every precision.
+// The network train_digits trains: an MLP 64 → H (× L) → 10 with ReLU (by default H = 128,
+// L = 2: 64-128-128-10), written with mixprec::ops so that one piece of code runs in every
+// precision.
 //
-//   forward:  z1 = x·W1ᵀ + b1   h1 = relu(z1)   z2 = h1·W2ᵀ + b2   h2 = relu(z2)
-//             logits = h2·W3ᵀ + b3                loss = cross_entropy(logits, labels)
+//   forward:  z1 = x·W1ᵀ + b1   h1 = relu(z1)   ...   zL = h(L-1)·WLᵀ + bL   hL = relu(zL)
+//             logits = hL·W(L+1)ᵀ + b(L+1)          loss = cross_entropy(logits, labels)
 //   backward: the same steps in reverse, through the ops' backward functions.
 //
-// The weights are float32 master copies (mixprec::parameter).  How the three linear layers
+// The weights are float32 master copies (mixprec::parameter).  How the L + 1 linear layers
 // compute depends on the precision:
 //   fp32, fp16, bf16   ops::linear under the caller's autocast scope: in fp16/bf16 the layers
 //                      take cast weights (cast once per step: the autocast cache) and return
@@ -18,7 +19,6 @@
 
 #include <mixprec/mixprec.hpp>
 
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <string>
@@ -41,34 +41,41 @@ inline dtype autocast_dtype(precision p) {
 }
 
 struct layer_sizes {
-  std::size_t input = 64, hidden1 = 128, hidden2 = 128, classes = 10;
+  std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
+  std::size_t linear_layers() const { return hidden_layers + 1; }
 };
 
-// What the forward pass keeps for the backward pass.
+// What the forward pass keeps for the backward pass: z[l] and h[l] = relu(z[l]) of every hidden
+// layer, and the logits.
 struct activations {
-  matrix z1, h1, z2, h2, logits;
-  std::size_t bytes() const { return z1.bytes() + h1.bytes() + z2.bytes() + h2.bytes() + logits.bytes(); }
+  std::vector<matrix> z, h;
+  matrix logits;
+  std::size_t bytes() const {
+    std::size_t total = logits.bytes();
+    for (std::size_t l = 0; l < z.size(); ++l) total += z[l].bytes() + h[l].bytes();
+    return total;
+  }
 };
 
 class mlp {
  public:
-  static constexpr std::size_t layers = 3;
-
   // He-uniform weights (bound √(6 / fan_in)), zero biases, from a seeded generator.
   mlp(const layer_sizes& sizes, std::uint64_t seed) {
-    const std::size_t fan_in[layers] = {sizes.input, sizes.hidden1, sizes.hidden2};
-    const std::size_t fan_out[layers] = {sizes.hidden1, sizes.hidden2, sizes.classes};
     mixprec_example::reproducible_random random(seed);
-    for (std::size_t l = 0; l < layers; ++l) {
-      matrix w(dtype::float32, fan_out[l], fan_in[l]);
-      const double bound = std::sqrt(6.0 / static_cast<double>(fan_in[l]));
+    for (std::size_t l = 0; l < sizes.linear_layers(); ++l) {
+      const std::size_t fan_in = l == 0 ? sizes.input : sizes.hidden;
+      const std::size_t fan_out = l == sizes.hidden_layers ? sizes.classes : sizes.hidden;
+      matrix w(dtype::float32, fan_out, fan_in);
+      const double bound = std::sqrt(6.0 / static_cast<double>(fan_in));
       for (std::size_t k = 0; k < w.size(); ++k) {
         w.data<float>()[k] = static_cast<float>((2 * random.uniform() - 1) * bound);
       }
       weights_.emplace_back(std::move(w), "fc" + std::to_string(l + 1) + ".weight");
-      biases_.emplace_back(matrix(dtype::float32, 1, fan_out[l]), "fc" + std::to_string(l + 1) + ".bias");
+      biases_.emplace_back(matrix(dtype::float32, 1, fan_out), "fc" + std::to_string(l + 1) + ".bias");
     }
   }
+
+  std::size_t layers() const { return weights_.size(); }
 
   parameter& weight(std::size_t l) { return weights_[l]; }
   parameter& bias(std::size_t l) { return biases_[l]; }
@@ -76,7 +83,7 @@ class mlp {
   const parameter& bias(std::size_t l) const { return biases_[l]; }
   std::size_t master_bytes() const {
     std::size_t bytes = 0;
-    for (std::size_t l = 0; l < layers; ++l) bytes += weights_[l].value().bytes() + biases_[l].value().bytes();
+    for (std::size_t l = 0; l < layers(); ++l) bytes += weights_[l].value().bytes() + biases_[l].value().bytes();
     return bytes;
   }
 
@@ -105,23 +112,26 @@ class mlp {
 
   activations forward(const matrix& x, precision p, ops::fp8_training* fp8) const {
     activations a;
-    a.z1 = linear(0, x, p, fp8);
-    a.h1 = ops::relu(a.z1);
-    a.z2 = linear(1, a.h1, p, fp8);
-    a.h2 = ops::relu(a.z2);
-    a.logits = linear(2, a.h2, p, fp8);
+    const std::size_t hidden = layers() - 1;
+    for (std::size_t l = 0; l < hidden; ++l) {
+      a.z.push_back(linear(l, l == 0 ? x : a.h[l - 1], p, fp8));
+      a.h.push_back(ops::relu(a.z[l]));
+    }
+    a.logits = linear(hidden, hidden == 0 ? x : a.h[hidden - 1], p, fp8);
     return a;
   }
 
   // The gradients of every weight and bias for d loss / d logits = cross_entropy_backward(...,
   // grad_loss): grads[l] for layer l.
-  std::array<ops::linear_grads, layers> backward(const activations& a, const matrix& x, const std::vector<int>& labels,
-                                                 float grad_loss, precision p, ops::fp8_training* fp8) const {
-    std::array<ops::linear_grads, layers> g;
-    const matrix dlogits = ops::cross_entropy_backward(a.logits, labels, grad_loss);
-    g[2] = linear_backward(2, dlogits, a.h2, p, fp8);
-    g[1] = linear_backward(1, ops::relu_backward(g[2].input, a.z2), a.h1, p, fp8);
-    g[0] = linear_backward(0, ops::relu_backward(g[1].input, a.z1), x, p, fp8);
+  std::vector<ops::linear_grads> backward(const activations& a, const matrix& x, const std::vector<int>& labels,
+                                          float grad_loss, precision p, ops::fp8_training* fp8) const {
+    std::vector<ops::linear_grads> g(layers());
+    const std::size_t last = layers() - 1;
+    matrix dy = ops::cross_entropy_backward(a.logits, labels, grad_loss);
+    for (std::size_t l = last + 1; l-- > 0;) {
+      g[l] = linear_backward(l, dy, l == 0 ? x : a.h[l - 1], p, fp8);
+      if (l > 0) dy = ops::relu_backward(g[l].input, a.z[l - 1]);
+    }
     return g;
   }
 
@@ -132,17 +142,17 @@ class mlp {
 // The share of weight-gradient elements that the low precision flushed to zero: zero in `grads`
 // while a float32 backward from the same forward values is not.
 inline double flushed_share(const mlp& model, const activations& a, const matrix& x, const std::vector<int>& labels,
-                            float grad_loss, const std::array<ops::linear_grads, mlp::layers>& grads) {
+                            float grad_loss, const std::vector<ops::linear_grads>& grads) {
   activations as_float;
-  for (auto [from, to] :
-       {std::pair{&a.z1, &as_float.z1}, std::pair{&a.h1, &as_float.h1}, std::pair{&a.z2, &as_float.z2},
-        std::pair{&a.h2, &as_float.h2}, std::pair{&a.logits, &as_float.logits}}) {
-    *to = from->to(dtype::float32);
+  for (std::size_t l = 0; l < a.z.size(); ++l) {
+    as_float.z.push_back(a.z[l].to(dtype::float32));
+    as_float.h.push_back(a.h[l].to(dtype::float32));
   }
+  as_float.logits = a.logits.to(dtype::float32);
   mixprec::autocast_disabled off;
   const auto reference = model.backward(as_float, x, labels, grad_loss, precision::fp32, nullptr);
   std::size_t flushed = 0, total = 0;
-  for (std::size_t l = 0; l < mlp::layers; ++l) {
+  for (std::size_t l = 0; l < model.layers(); ++l) {
     const float* got = grads[l].weight.data<float>();
     const float* want = reference[l].weight.data<float>();
     for (std::size_t k = 0; k < grads[l].weight.size(); ++k) {

@@ -4,12 +4,15 @@
 //
 //   train_digits --precision fp16 --scaling dynamic      one run, a line per epoch
 //   train_digits --compare --json results.json --svg curves.svg
+//   train_digits --benchmark --hidden 512 --layers 2 --batch 256 --steps 200 --precision bf16
+//                                                        median ms per optimizer step
 //
 // By default the loss is multiplied by 2^-18 and the learning rate by 2^18 (--gradient-shift):
 // the float32 run is the same, bit for bit, as on the plain loss, while every gradient is 2^18
 // times smaller — the regime where float16 gradients underflow and loss scaling restores them.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -102,10 +105,62 @@ std::string curves_svg(const std::vector<run_result>& runs) {
   return svg_figure("train_digits: UCI digits MLP 64-128-128-10", {loss, scale});
 }
 
+// --benchmark: `steps` optimizer steps of one recipe after a warm-up, on batches of one shape,
+// without evaluation or diagnostics; the median, min and max time of a step (forward, backward,
+// unscale and check, SGD with momentum, scaler update).
+struct benchmark_settings {
+  long hidden = 128, layers = 2, batch = 64, steps = 200, threads = 1;
+};
+
+int benchmark(const recipe& r, const benchmark_settings& b, const digits_split& data, std::uint64_t seed,
+              const std::string& json_path) {
+  if (static_cast<std::size_t>(b.batch) > data.train.size()) {
+    throw usage_error("--batch " + std::to_string(b.batch) + " is larger than the " +
+                      std::to_string(data.train.size()) + " training images");
+  }
+  mixprec::set_gemm_threads(static_cast<unsigned>(b.threads));
+  mixprec::set_bulk_threads(static_cast<unsigned>(b.threads));
+  training_options o;
+  o.sizes.hidden = static_cast<std::size_t>(b.hidden);
+  o.sizes.hidden_layers = static_cast<std::size_t>(b.layers);
+  o.batch = static_cast<std::size_t>(b.batch);
+  o.seed = seed;
+  o.epochs = 1000000;
+  o.measure_flush = false;
+  o.evaluate = false;
+  o.drop_last = true;
+  const std::int64_t warm_up = std::max<std::int64_t>(5, b.steps / 10);
+  o.max_steps = warm_up + b.steps;
+  const run_result result = train(r, data, o, {});
+  std::vector<double> ms;
+  for (std::size_t i = static_cast<std::size_t>(warm_up); i < result.step_seconds.size(); ++i) {
+    ms.push_back(1e3 * result.step_seconds[i]);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  std::printf(
+      "train_digits benchmark: %s, MLP 64-%ld(x%ld)-10, batch %ld, %d thread(s): median %.4g ms per step "
+      "(min %.4g, max %.4g) over %zu steps after %lld warm-up steps; activations %s per batch\n",
+      r.name().c_str(), b.hidden, b.layers, b.batch, static_cast<int>(b.threads), median, ms.front(), ms.back(),
+      ms.size(), static_cast<long long>(warm_up), bytes_text(result.activation_bytes).c_str());
+  if (!json_path.empty()) {
+    write_text_file(
+        json_path,
+        "{\"precision\": \"" + std::string(to_string(r.p)) + "\", \"scaling\": \"" + to_string(r.s) +
+            "\", \"hidden\": " + std::to_string(b.hidden) + ", \"layers\": " + std::to_string(b.layers) +
+            ", \"batch\": " + std::to_string(b.batch) + ", \"steps\": " + std::to_string(ms.size()) +
+            ", \"threads\": " + std::to_string(b.threads) + ", \"ms_per_step\": " + format_number(median, 6) +
+            ", \"ms_min\": " + format_number(ms.front(), 6) + ", \"ms_max\": " + format_number(ms.back(), 6) +
+            ", \"activation_bytes\": " + std::to_string(result.activation_bytes) + "}\n");
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::string precision_name = "fp32", scaling_name, json_path, csv_path, svg_path, data_path = default_digits_path();
   long epochs = 20, seed = 1, shift = 18;
-  bool compare = false, quick = false;
+  bool compare = false, quick = false, benchmark_mode = false;
+  benchmark_settings bench;
   command_line options("train_digits",
                        "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8 or MXFP8, with or without loss "
                        "scaling (mixprec autocast, operations and loss_scaler).");
@@ -122,6 +177,14 @@ int run(int argc, char** argv) {
   options.value("--csv", "FILE", "write the loss and scale of every step as CSV", csv_path);
   options.value("--svg", "FILE", "write loss and loss-scale curves as an SVG chart", svg_path);
   options.value("--data", "FILE", "the digits CSV (the repository's data/digits/digits.csv)", data_path);
+  options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
+               benchmark_mode);
+  options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
+  options.integer("--layers", "L", "benchmark: hidden layers (2)", 0, 64, bench.layers);
+  options.integer("--batch", "B", "benchmark: images per batch (64)", 1, 1 << 20, bench.batch);
+  options.integer("--steps", "N", "benchmark: timed optimizer steps, after a warm-up of max(5, N/10) (200)", 1, 1000000,
+                  bench.steps);
+  options.integer("--threads", "T", "benchmark: threads for gemm and bulk conversion (1)", 1, 1024, bench.threads);
   if (!options.parse(argc, argv)) return 0;
 
   training_options o;
@@ -130,6 +193,14 @@ int run(int argc, char** argv) {
   o.gradient_shift = static_cast<int>(shift);
   o.progress = isatty(STDERR_FILENO) != 0;
   const digits_split data = split_digits(load_digits(data_path));
+  if (benchmark_mode) {
+    if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
+    recipe r;
+    r.p = parse_precision(precision_name);
+    r.s = scaling_name.empty() ? (r.p == precision::fp16 ? scaling::dynamic : scaling::none)
+                               : parse_scaling(scaling_name);
+    return benchmark(r, bench, data, o.seed, json_path);
+  }
   std::vector<recipe> recipes;
   if (compare) {
     recipes.assign(std::begin(compared_recipes), std::end(compared_recipes));

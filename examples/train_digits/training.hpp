@@ -60,6 +60,7 @@ struct recipe {
 };
 
 struct training_options {
+  layer_sizes sizes;  // 64-128-128-10 by default
   int epochs = 20;
   std::uint64_t seed = 1;
   std::size_t batch = 64;
@@ -72,6 +73,10 @@ struct training_options {
   float static_scale = 65536.0f;  // static_scaling's scale
   int growth_interval = 10;       // of dynamic and hysteresis scaling (short runs; PyTorch: 2000)
   bool progress = false;          // a progress line on stderr within each epoch
+  bool measure_flush = true;      // fp16/bf16: count flushed weight gradients (outside the timed part)
+  bool evaluate = true;           // accuracy on both parts after each epoch
+  std::int64_t max_steps = 0;     // stop after this many optimizer steps (0: the epochs decide)
+  bool drop_last = false;         // skip an epoch's last, smaller batch (benchmarks: one shape)
 };
 
 struct epoch_record {
@@ -80,7 +85,7 @@ struct epoch_record {
   double train_accuracy = 0, test_accuracy = 0;
   float scale = 1;
   std::int64_t skipped = 0;  // skipped steps so far
-  double seconds = 0;        // wall time so far
+  double seconds = 0;        // training time so far: the steps alone, without evaluation or diagnostics
   double flushed = 0;        // mean share of weight-gradient elements flushed to zero (fp16/bf16)
 };
 
@@ -98,6 +103,7 @@ struct run_result {
   std::size_t master_bytes = 0;      // float32 weights and biases
   std::size_t cast_bytes = 0;        // low-precision copies the autocast cache held in a step
   std::size_t activation_bytes = 0;  // what one batch's forward keeps for the backward
+  std::vector<double> step_seconds;  // each optimizer step's time (forward to update), diagnostics excluded
   double best_loss() const {
     double best = epochs.empty() ? 0 : epochs.front().loss;
     for (const epoch_record& e : epochs) best = std::min(best, e.loss);
@@ -174,40 +180,48 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
                         const std::function<void(const epoch_record&)>& on_epoch) {
   run_result result;
   result.r = r;
-  mlp model(layer_sizes{}, o.seed);
+  mlp model(o.sizes, o.seed);
   result.master_bytes = model.master_bytes();
   std::vector<matrix> velocity;
-  for (std::size_t l = 0; l < mlp::layers; ++l) {
+  for (std::size_t l = 0; l < model.layers(); ++l) {
     velocity.push_back(matrix(dtype::float32, model.weight(l).value().rows(), model.weight(l).value().cols()));
     velocity.push_back(matrix(dtype::float32, 1, model.bias(l).value().cols()));
   }
   any_scaler scaler = make_scaler(r.s, o);
   std::optional<ops::fp8_training> fp8;
-  if (r.p == precision::fp8) fp8.emplace(mixprec::delayed_scaling{}, mlp::layers);
+  if (r.p == precision::fp8) fp8.emplace(mixprec::delayed_scaling{}, model.layers());
   const float shift = std::ldexp(1.0f, -o.gradient_shift);
   const float learning_rate = o.learning_rate / shift;  // exact: a power of two
-  const bool measure_flush = r.p == precision::fp16 || r.p == precision::bf16;
+  const bool measure_flush = o.measure_flush && (r.p == precision::fp16 || r.p == precision::bf16);
 
   mixprec_example::reproducible_random shuffler(o.seed ^ 0x5eedu);
   std::vector<std::size_t> order(data.train.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto start = std::chrono::steady_clock::now();
+  using clock = std::chrono::steady_clock;
+  const auto seconds_since = [](clock::time_point t) {
+    return std::chrono::duration<double>(clock::now() - t).count();
+  };
+  double training_seconds = 0;
   std::int64_t step = 0, skipped = 0;
-  for (int epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int epoch = 1; epoch <= o.epochs && (o.max_steps == 0 || step < o.max_steps); ++epoch) {
     shuffler.shuffle(order);
     double loss_sum = 0, flushed_sum = 0;
     std::size_t batches = 0;
-    for (std::size_t first = 0; first < order.size(); first += o.batch, ++batches, ++step) {
+    for (std::size_t first = 0; first < order.size() && (o.max_steps == 0 || step < o.max_steps);
+         first += o.batch, ++batches, ++step) {
+      if (o.drop_last && first + o.batch > order.size()) break;
       if (o.progress) {
         std::fprintf(stderr, "\r  %s epoch %d: batch %zu/%zu", r.name().c_str(), epoch, batches + 1,
                      (order.size() + o.batch - 1) / o.batch);
       }
       std::vector<int> labels;
       const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
+      const auto step_start = clock::now();
+      double diagnostics = 0;  // seconds spent measuring inside the step, taken off its time
       std::visit(
           [&](auto& s) {
             const float scale = s.get_scale();
-            std::array<ops::linear_grads, mlp::layers> grads;
+            std::vector<ops::linear_grads> grads;
             double loss = 0;
             {
               mixprec::dynamic_autocast_scope amp(autocast_dtype(r.p));
@@ -216,7 +230,11 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
               // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
               const float grad_loss = scale * shift;
               grads = model.backward(a, x, labels, grad_loss, r.p, fp8 ? &*fp8 : nullptr);
-              if (measure_flush) flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
+              if (measure_flush) {
+                const auto measuring = clock::now();
+                flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
+                diagnostics += seconds_since(measuring);
+              }
               result.activation_bytes = a.bytes();
               result.cast_bytes = mixprec::autocast_cache_statistics().bytes;
             }
@@ -227,7 +245,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
             }
             const bool finite = s.unscale(views);
             s.step([&] {  // SGD with momentum on the float32 masters
-              for (std::size_t l = 0; l < mlp::layers; ++l) {
+              for (std::size_t l = 0; l < model.layers(); ++l) {
                 const matrix* gradient[2] = {&grads[l].weight, &grads[l].bias};
                 parameter* target[2] = {&model.weight(l), &model.bias(l)};
                 for (std::size_t k = 0; k < 2; ++k) {
@@ -250,15 +268,19 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
             result.steps.push_back({step, loss, scale, !finite});
           },
           scaler);
+      result.step_seconds.push_back(seconds_since(step_start) - diagnostics);
+      training_seconds += result.step_seconds.back();
     }
     epoch_record e;
     e.epoch = epoch;
     e.loss = loss_sum / static_cast<double>(batches);
-    e.train_accuracy = accuracy(model, data.train, r.p, fp8 ? &*fp8 : nullptr);
-    e.test_accuracy = accuracy(model, data.test, r.p, fp8 ? &*fp8 : nullptr);
+    if (o.evaluate) {
+      e.train_accuracy = accuracy(model, data.train, r.p, fp8 ? &*fp8 : nullptr);
+      e.test_accuracy = accuracy(model, data.test, r.p, fp8 ? &*fp8 : nullptr);
+    }
     e.scale = std::visit([](auto& s) { return s.get_scale(); }, scaler);
     e.skipped = skipped;
-    e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    e.seconds = training_seconds;
     e.flushed = measure_flush ? flushed_sum / static_cast<double>(batches) : 0.0;
     if (o.progress) std::fprintf(stderr, "\r%60s\r", "");
     result.epochs.push_back(e);

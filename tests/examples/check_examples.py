@@ -298,6 +298,24 @@ def check_train_digits(binary, scratch):
     svg = ElementTree.parse(paths["svg"]).getroot()
     check(svg.tag.endswith("svg"), "the SVG parses as an SVG document")
     check("fp16/dynamic" in ElementTree.tostring(svg, encoding="unicode"), "the SVG's legend names the recipes")
+    # --benchmark: a few timed steps of a small model in every precision, as JSON (no timing is
+    # judged here: only that the mode runs and reports what it says).
+    for precision in ("fp32", "bf16", "fp16", "fp8", "mxfp8"):
+        path = os.path.join(scratch, f"benchmark_{precision}.json")
+        b_code, b_out, b_err = run(binary, "--benchmark", "--precision", precision, "--hidden", "32", "--layers",
+                                   "3", "--batch", "64", "--steps", "5", "--json", path)
+        check(b_code == 0 and "median" in b_out and "ms per step" in b_out,
+              f"--benchmark --precision {precision} prints the median time per step (status {b_code}, {b_err})")
+        if b_code != 0:
+            continue
+        with open(path) as f:
+            result = json.load(f)
+        expected = {"precision": precision, "hidden": 32, "layers": 3, "batch": 64, "steps": 5, "threads": 1}
+        check(all(result.get(k) == v for k, v in expected.items()),
+              f"the benchmark JSON says what ran: {expected} (got {result})")
+        check(0 < result.get("ms_min", 0) <= result.get("ms_per_step", 0) <= result.get("ms_max", 0),
+              f"min <= median <= max, all positive (got {result})")
+    check_refusal(binary, ["--benchmark", "--compare"], 2, "does not go with --compare")
     check("epoch" in out or "precision" in out, "the comparison table is printed")
     check_refusal(binary, ["--precision", "fp64"], 2, "'fp64' is not one of")
     check_refusal(binary, ["--epochs", "-3"], 2, "--epochs")

@@ -177,6 +177,33 @@ TEST_CASE("convert_n between two minifloat types equals the scalar conversion on
   });
 }
 
+TEST_CASE("convert_n from float to float equals the scalar conversion (sNaN quieted, saturate) on every path",
+          "[bulk]") {
+  // Every 65537th float (all exponents, both signs) and the edges: zeros, subnormals, max, inf,
+  // quiet and signaling NaNs with payloads.
+  std::vector<float> source;
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 65537) {
+    source.push_back(mixprec::detail::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  }
+  for (std::uint32_t edge : {0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u,
+                             0xFF800000u, 0x7F800001u, 0xFFA00000u, 0x7FC00000u, 0xFFFFFFFFu, 0x7FBFFFFFu}) {
+    source.push_back(mixprec::detail::bit_cast<float>(edge));
+  }
+  on_every_path([&] {
+    std::vector<float> out(source.size());
+    for (rounding r : mixprec_test::all_roundings) {
+      for (overflow o : mixprec_test::all_overflows) {
+        convert_n(source.data(), source.size(), out.data(), r, o);
+        for (std::size_t i = 0; i < source.size(); ++i) {
+          INFO("float bits " << mixprec::detail::bit_cast<std::uint32_t>(source[i]));
+          REQUIRE(mixprec::detail::bit_cast<std::uint32_t>(out[i]) ==
+                  mixprec::detail::bit_cast<std::uint32_t>(convert<float>(source[i], r, o)));
+        }
+      }
+    }
+  });
+}
+
 // Every code of From into To through convert_n and through the scalar conversion.
 template <class From, class To>
 void check_every_code_between() {

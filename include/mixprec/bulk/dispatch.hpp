@@ -210,10 +210,31 @@ void with_streaming(simd_path path, std::size_t n, const To* out, bool large_out
   run(std::size_t{0}, n, false);
 }
 
+// float -> float, on every path: every float is exact in float whatever the mode, so the result
+// is the input itself, but for what the scalar conversion does at the edges: a signaling NaN is
+// quieted (its quiet bit set, the payload kept) and, under saturate, ±inf becomes ±max.  One
+// pass over the bits that the compiler vectorises (the ops layer converts float matrices to
+// float on every call: this was a scalar round_pack per element).
+inline void copy_floats(const float* in, std::size_t n, float* out, overflow o) noexcept {
+  constexpr std::uint32_t magnitude = 0x7FFF'FFFFu, infinity = 0x7F80'0000u, quiet = 0x0040'0000u;
+  const bool saturate = o == overflow::saturate;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u = bit_cast<std::uint32_t>(in[i]);
+    const std::uint32_t m = u & magnitude;
+    if (m > infinity) u |= quiet;
+    if (saturate && m == infinity) u = (u & ~magnitude) | 0x7F7F'FFFFu;
+    out[i] = bit_cast<float>(u);
+  }
+}
+
 // One thread's share of convert_n.
 template <class From, class To>
 void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o,
                       bool large_output) {
+  if constexpr (std::is_same<From, float>::value && std::is_same<To, float>::value) {
+    (void)path, (void)r, (void)large_output;
+    return copy_floats(in, n, out, o);
+  }
   constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
                               (std::is_same<To, float>::value && has_float_kernels<From>());
   const bool has_kernels = with_kernels(path, [](auto) {});

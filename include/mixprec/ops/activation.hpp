@@ -17,9 +17,45 @@
 
 namespace mixprec::ops {
 
+namespace detail {
+
+// relu and relu_backward select values; they compute nothing that needs rounding when the
+// result has the input's dtype (the case unless a user's autocast policy says otherwise): the
+// result is the selected input's code itself, +0 otherwise, and a NaN goes through the same
+// conversion from double that the general path (map_elements) applies, so the bits are that
+// path's bits (tests/ops/activation_test.cpp compares them on every dtype).  This skips the
+// double buffer and the scalar rounding of every element, most of a relu's time.
+template <class Select>
+matrix select_elements(const matrix_view& x, const matrix_view& source, Select keep) {
+  const std::vector<float> xs = as_floats(x);
+  std::vector<float> selected = as_floats(source);
+  bool any_nan = false;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!keep(xs[i])) selected[i] = 0.0f;
+    any_nan = any_nan || selected[i] != selected[i];
+  }
+  // Every kept value is one of the dtype's: the bulk conversion writes its code exactly.
+  matrix result = round_into(selected, x.rows(), x.cols(), x.type());
+  if (any_nan) {
+    visit_dtype(x.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* out = result.data<T>();
+      for (std::size_t i = 0; i < selected.size(); ++i) {
+        if (selected[i] != selected[i]) out[i] = static_cast<T>(static_cast<double>(selected[i]));
+      }
+    });
+  }
+  return result;
+}
+
+}  // namespace detail
+
 inline matrix relu(const operand& x) {
-  return detail::map_elements(x.view(), autocast_result_dtype("relu", {x.type()}),
-                              [](double v) { return v > 0 || std::isnan(v) ? v : 0.0; });
+  const dtype r = autocast_result_dtype("relu", {x.type()});
+  if (r == x.type()) {
+    return detail::select_elements(x.view(), x.view(), [](float v) { return v > 0 || v != v; });
+  }
+  return detail::map_elements(x.view(), r, [](double v) { return v > 0 || std::isnan(v) ? v : 0.0; });
 }
 
 inline matrix gelu(const operand& x) {
@@ -45,6 +81,11 @@ matrix activation_backward(const char* op, const operand& grad_out, const operan
 }  // namespace detail
 
 inline matrix relu_backward(const operand& grad_out, const operand& x) {
+  if (autocast_result_dtype("relu", {x.type()}) == x.type()) {
+    detail::require_same_shape("relu", grad_out.view(), x.view());
+    const detail::cast_operand dy = detail::cast_to(grad_out, x.type());  // exact in x's dtype now
+    return detail::select_elements(x.view(), dy.view, [](float v) { return v > 0; });
+  }
   return detail::activation_backward("relu", grad_out, x, [](double dy, double v) { return v > 0 ? dy : 0.0; });
 }
 

@@ -25,19 +25,6 @@
 namespace mixprec {
 namespace detail {
 
-// max |x[i]| as float bits (NaN bits if there is a NaN) of one thread's share.
-inline std::uint32_t largest_magnitude_bits(simd_path path, const float* in, std::size_t n) {
-  std::uint32_t largest = 0;
-  // multiply_in_place<false> only reads: it is the fused unscale's check without the multiply.
-  const bool vectorised = with_kernels(path, [&](auto target) {
-    largest = decltype(target)::template multiply_in_place<false>(const_cast<float*>(in), n, 1.0f);
-  });
-  if (!vectorised) {
-    for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFF'FFFFu);
-  }
-  return largest;
-}
-
 // The float that largest-magnitude bits stand for: the canonical quiet NaN for any NaN.
 inline float magnitude_from_bits(std::uint32_t largest) noexcept {
   return largest > 0x7F80'0000u ? bit_cast<float>(0x7FC0'0000u) : bit_cast<float>(largest);

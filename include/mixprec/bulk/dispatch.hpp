@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../convert.hpp"
@@ -210,13 +211,30 @@ void with_streaming(simd_path path, std::size_t n, const To* out, bool large_out
   run(std::size_t{0}, n, false);
 }
 
-// float -> float, on every path: every float is exact in float whatever the mode, so the result
-// is the input itself, but for what the scalar conversion does at the edges: a signaling NaN is
-// quieted (its quiet bit set, the payload kept) and, under saturate, ±inf becomes ±max.  One
-// pass over the bits that the compiler vectorises (the ops layer converts float matrices to
-// float on every call: this was a scalar round_pack per element).
-inline void copy_floats(const float* in, std::size_t n, float* out, overflow o) noexcept {
+// max |x[i]| as float bits (NaN bits if there is a NaN) of one thread's share: one read on the
+// path's kernels (multiply_in_place without the multiply only reads: the fused unscale's check).
+inline std::uint32_t largest_magnitude_bits(simd_path path, const float* in, std::size_t n) {
+  std::uint32_t largest = 0;
+  const bool vectorised = with_kernels(path, [&](auto target) {
+    largest = decltype(target)::template multiply_in_place<false>(const_cast<float*>(in), n, 1.0f);
+  });
+  if (!vectorised) {
+    for (std::size_t i = 0; i < n; ++i) largest = std::max(largest, bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu);
+  }
+  return largest;
+}
+
+// float -> float: every float is exact in float whatever the mode, so the result is the input
+// itself, but for what the scalar conversion does at the edges: a signaling NaN is quieted (its
+// quiet bit set, the payload kept) and, under saturate, ±inf becomes ±max.  So: a copy, one
+// vectorised read for the largest magnitude, and the fix-up only when that finds an inf or NaN.
+// (The ops layer converts float matrices to float on every call: this was a scalar round_pack
+// per element.)
+inline void copy_floats(simd_path path, const float* in, std::size_t n, float* out, overflow o) {
   constexpr std::uint32_t magnitude = 0x7FFF'FFFFu, infinity = 0x7F80'0000u, quiet = 0x0040'0000u;
+  if (n == 0) return;
+  std::memcpy(out, in, n * sizeof(float));
+  if (largest_magnitude_bits(path, in, n) < infinity) return;
   const bool saturate = o == overflow::saturate;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint32_t u = bit_cast<std::uint32_t>(in[i]);
@@ -232,8 +250,8 @@ template <class From, class To>
 void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o,
                       bool large_output) {
   if constexpr (std::is_same<From, float>::value && std::is_same<To, float>::value) {
-    (void)path, (void)r, (void)large_output;
-    return copy_floats(in, n, out, o);
+    (void)r, (void)large_output;
+    return copy_floats(path, in, n, out, o);
   }
   constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
                               (std::is_same<To, float>::value && has_float_kernels<From>());

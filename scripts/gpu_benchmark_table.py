@@ -13,6 +13,17 @@ import sys
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
+def short_name(run_name):
+    """The benchmark's name without what Google Benchmark appends: the argument (repeated in the
+    name here) and /manual_time."""
+    parts = [p for p in run_name.split("/") if p != "manual_time"]
+    if parts[0] == "gemm":
+        return "/".join(parts[:4])
+    if parts[0] == "device_copy":
+        return "/".join(parts[:2])
+    return "/".join(parts)
+
+
 def medians(report):
     """The median row of each benchmark, with the time per iteration in seconds."""
     rows = {}
@@ -20,7 +31,7 @@ def medians(report):
         if b.get("aggregate_name") != "median":
             continue
         b["seconds"] = b["real_time"] * UNIT_SECONDS[b.get("time_unit", "ns")]
-        rows[b["run_name"]] = b
+        rows[short_name(b["run_name"])] = b
     return rows
 
 

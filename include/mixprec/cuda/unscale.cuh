@@ -13,10 +13,10 @@
 // nothing is written (the check only), as the host's unscale_and_check does.  Every bit equals
 // the host function's (NaN products as the host makes them: detail::multiply_like_host).
 //
-// Arrays are packed into batches of up to 64 arrays / 320 chunks of 65536 elements, each one
-// launch whose description travels as the kernel's parameter (detail/multi_tensor.hpp): no
-// device memory, no copy, no synchronisation: graph-capturable.  options.threads is a host
-// setting and is ignored here.
+// Arrays are packed into batches of up to 64 arrays / 320 chunks of 65536 elements (four blocks
+// a chunk), each one launch whose description travels as the kernel's parameter
+// (detail/multi_tensor.hpp): no device memory, no copy, no synchronisation: graph-capturable.  options.threads is a
+// host setting and is ignored here.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,6 +36,14 @@ namespace mixprec::gpu {
 namespace detail {
 
 constexpr unsigned unscale_block_threads = 256;
+// Blocks per chunk of the batch, each taking an equal part: a batch's 320 chunks as 320 blocks
+// left an H100 at 29 % occupancy, latency-bound at 0.41 of a copy's bandwidth for bfloat16
+// (docs/performance.md); four blocks per chunk give the multiprocessors about four times the
+// warps to switch between.
+constexpr unsigned unscale_blocks_per_chunk = 4;
+constexpr std::uint64_t unscale_part_elements = tensor_chunk_elements / unscale_blocks_per_chunk;
+static_assert(tensor_chunk_elements % unscale_blocks_per_chunk == 0 && unscale_part_elements % 8 == 0,
+              "parts of a chunk start on 16-byte boundaries of an aligned array");
 
 // One chunk of one array (float, bfloat16 or float16): 16-byte vectors where the array is 16-byte
 // aligned (its chunks then are too), one element at a time otherwise and for the tail.  Returns
@@ -50,20 +58,54 @@ __device__ bool unscale_chunk(T* data, std::uint64_t begin, std::uint64_t end, f
     non_finite |= (bit_cast<std::uint32_t>(x) & float_infinity_bits) == float_infinity_bits;
     if (multiply) g = gpu::convert<T>(multiply_like_host(x, inv_scale), r, overflow::non_finite);
   };
+  // The common case takes a short path per vector: nearest-even, a finite scale and finite
+  // values.  There the products are never NaN (no fix-up) and the pair instruction rounds two at
+  // a time; the result is the same bits as one() gives, which every other vector goes through.
+  // (Per element, the fix-ups' compares and branches made the bfloat16 kernel compute-bound:
+  // 0.54 of a copy's bandwidth on an H100.)
+  const bool short_path = multiply && r == rounding::nearest_even &&
+                          (bit_cast<std::uint32_t>(inv_scale) & float_infinity_bits) != float_infinity_bits;
   std::uint64_t i = begin;
   if (reinterpret_cast<std::uintptr_t>(data) % vector_bytes == 0) {
-    for (std::uint64_t v = begin + threadIdx.x * group; v + group <= end; v += blockDim.x * group) {
-      uint4 raw = *reinterpret_cast<const uint4*>(data + v);
-      T values[group];
-      std::memcpy(values, &raw, sizeof values);
+    // Each thread loads chunks_in_flight vectors before it converts any (one at a time left most
+    // of the bandwidth unused: bfloat16 ran at 0.44 of a copy's on an H100, docs/performance.md).
+    const std::uint64_t vectors = (end - begin) / group;
+    auto* base = reinterpret_cast<uint4*>(data + begin);
+    for (std::uint64_t v = threadIdx.x; v < vectors; v += chunks_in_flight * blockDim.x) {
+      uint4 raw[chunks_in_flight] = {};
 #pragma unroll
-      for (unsigned e = 0; e < group; ++e) one(values[e]);
-      if (multiply) {
-        std::memcpy(&raw, values, sizeof values);
-        *reinterpret_cast<uint4*>(data + v) = raw;
+      for (unsigned u = 0; u < chunks_in_flight; ++u) {
+        if (v + u * blockDim.x < vectors) raw[u] = base[v + u * blockDim.x];
+      }
+#pragma unroll
+      for (unsigned u = 0; u < chunks_in_flight; ++u) {
+        if (v + u * blockDim.x >= vectors) break;
+        T values[group];
+        std::memcpy(values, &raw[u], sizeof values);
+        float x[group];
+        bool finite = true;
+#pragma unroll
+        for (unsigned e = 0; e < group; ++e) {
+          x[e] = gpu::to_float(values[e]);
+          finite &= (bit_cast<std::uint32_t>(x[e]) & float_infinity_bits) != float_infinity_bits;
+        }
+        if (short_path && finite) {
+#pragma unroll
+          for (unsigned e = 0; e < group; e += 2) {
+            gpu::convert_pair(multiply_nearest(x[e], inv_scale), multiply_nearest(x[e + 1], inv_scale), values[e],
+                              values[e + 1], rounding::nearest_even, overflow::non_finite);
+          }
+        } else {
+#pragma unroll
+          for (unsigned e = 0; e < group; ++e) one(values[e]);
+        }
+        if (multiply) {
+          std::memcpy(&raw[u], values, sizeof values);
+          base[v + u * blockDim.x] = raw[u];
+        }
       }
     }
-    i = begin + (end - begin) / group * group;
+    i = begin + vectors * group;
   }
   for (std::uint64_t k = i + threadIdx.x; k < end; k += blockDim.x) one(data[k]);
   return non_finite;
@@ -73,10 +115,13 @@ __device__ bool unscale_chunk(T* data, std::uint64_t begin, std::uint64_t end, f
 template <int = 0>
 __global__ void __launch_bounds__(unscale_block_threads)
     unscale_kernel(tensor_batch batch, const float* inv_scale, float* found_inf, rounding r) {
-  const int t = batch.tensor_of_block[blockIdx.x];
-  const std::uint64_t begin = static_cast<std::uint64_t>(batch.chunk_of_block[blockIdx.x]) * tensor_chunk_elements;
+  const unsigned entry = blockIdx.x / unscale_blocks_per_chunk, part = blockIdx.x % unscale_blocks_per_chunk;
+  const int t = batch.tensor_of_block[entry];
+  const std::uint64_t begin =
+      static_cast<std::uint64_t>(batch.chunk_of_block[entry]) * tensor_chunk_elements + part * unscale_part_elements;
   const std::uint64_t size = batch.size[t];
-  const std::uint64_t end = begin + tensor_chunk_elements < size ? begin + tensor_chunk_elements : size;
+  if (begin >= size) return;  // a part past the end of the array's last chunk
+  const std::uint64_t end = begin + unscale_part_elements < size ? begin + unscale_part_elements : size;
   const float inv = *inv_scale;
   const bool multiply = inv != 1.0f;
   bool non_finite = false;
@@ -114,8 +159,9 @@ inline void unscale_and_check(const gradient_view* arrays, std::size_t count, co
   constexpr const char* function = "gpu::unscale_and_check";
   detail::check_unscale_arguments(function, arrays, count, inv_scale, found_inf, options);
   detail::for_each_tensor_batch(arrays, count, [&](const detail::tensor_batch& batch) {
-    detail::unscale_kernel<><<<static_cast<unsigned>(batch.blocks), detail::unscale_block_threads, 0, stream>>>(
-        batch, inv_scale, found_inf, options.gradient_rounding);
+    const auto blocks = static_cast<unsigned>(batch.blocks) * detail::unscale_blocks_per_chunk;
+    detail::unscale_kernel<>
+        <<<blocks, detail::unscale_block_threads, 0, stream>>>(batch, inv_scale, found_inf, options.gradient_rounding);
     detail::check_launch(function);
   });
 }

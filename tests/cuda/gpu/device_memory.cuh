@@ -16,9 +16,12 @@ template <class T>
 class device_array {
  public:
   // n elements, placed `offset` elements past the start of a 256-byte aligned allocation (to
-  // test misaligned arrays).
+  // test misaligned arrays).  The bytes start as 0xA5 (a poison: an element a kernel should
+  // have written but did not reads as a NaN or an unlikely code, never as a plausible zero).
   explicit device_array(std::size_t n, std::size_t offset = 0) : n_(n), offset_(offset) {
-    check(cudaMalloc(&base_, (n + offset) * sizeof(T) + 16), "cudaMalloc");
+    const std::size_t bytes = (n + offset) * sizeof(T) + 16;
+    check(cudaMalloc(&base_, bytes), "cudaMalloc");
+    check(cudaMemset(base_, 0xA5, bytes), "cudaMemset (poison)");
   }
   device_array(const std::vector<T>& host, std::size_t offset = 0) : device_array(host.size(), offset) { upload(host); }
   device_array(const device_array&) = delete;

@@ -333,21 +333,40 @@ void check_gemm(std::size_t M, std::size_t N, std::size_t K, std::size_t pad, fl
   const double e = eight_bit ? (std::ceil(static_cast<double>(K) / 32) + 2) * std::ldexp(1.0, -13)
                              : (static_cast<double>(K) + 4) * std::ldexp(1.0, -22);
   const double scale = static_cast<double>(alpha) * sa * sb;
-  double worst = 0;
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      double exact = 0, magnitude = 0;
-      for (std::size_t k = 0; k < K; ++k) {
-        const double p = static_cast<double>(A[i * lda + k]) * static_cast<double>(B[k * ldb + j]);
-        exact += p;
-        magnitude += std::fabs(p);
-      }
-      const double c0 = beta != 0.0f ? static_cast<double>(beta) * C0[i * ldc + j] : 0.0;
-      const double reference = scale * exact + c0;
-      const double bound = e * std::fabs(scale) * magnitude + std::ldexp(std::fabs(c0), -23) + 1e-30;
-      worst = std::max(worst, std::fabs(C[i * ldc + j] - reference) / bound);
-    }
+  // B transposed into doubles, so that each output's dot product reads two contiguous rows; the
+  // rows of C are shared among all host threads (the 1024^3 cases are 10^9 products each).
+  std::vector<double> bt(N * K), a64(M * K);
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t j = 0; j < N; ++j) bt[j * K + k] = static_cast<double>(B[k * ldb + j]);
   }
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t k = 0; k < K; ++k) a64[i * K + k] = static_cast<double>(A[i * lda + k]);
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<double> worst_of(threads, 0.0);
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (std::size_t i = t; i < M; i += threads) {
+        for (std::size_t j = 0; j < N; ++j) {
+          double exact = 0, magnitude = 0;
+          for (std::size_t k = 0; k < K; ++k) {
+            const double p = a64[i * K + k] * bt[j * K + k];
+            exact += p;
+            magnitude += std::fabs(p);
+          }
+          const double c0 = beta != 0.0f ? static_cast<double>(beta) * C0[i * ldc + j] : 0.0;
+          const double reference = scale * exact + c0;
+          const double bound = e * std::fabs(scale) * magnitude + std::ldexp(std::fabs(c0), -23) + 1e-30;
+          const double error = std::fabs(C[i * ldc + j] - reference) / bound;
+          // NaN never passes: a NaN error becomes infinitely bad.
+          worst_of[t] = std::max(worst_of[t], std::isnan(error) ? std::numeric_limits<double>::infinity() : error);
+        }
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double worst = *std::max_element(worst_of.begin(), worst_of.end());
   // Padding between rows of C is never written.
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t j = N; j < ldc; ++j) REQUIRE(C[i * ldc + j] == C0[i * ldc + j]);

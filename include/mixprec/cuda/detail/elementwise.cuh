@@ -1,6 +1,7 @@
 // The element-wise kernel behind convert_n, quantize_n and dequantize_n on the GPU: a
-// grid-stride loop over 16-byte groups (detail/launch_geometry.hpp), each converted by an
-// operation object, with an optional NaN-aware abs-max reduction of the inputs.
+// grid-stride loop over the 16-byte aligned middle of the arrays (detail/launch_geometry.hpp) in
+// warp-contiguous chunks, each converted by an operation object, with an optional NaN-aware
+// abs-max reduction of the inputs.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +15,18 @@
 
 namespace mixprec::gpu::detail {
 
-// a × b in float, rounded to nearest, subnormals kept (no .ftz whatever the compiler flags), with
-// the host's NaN results (fix_product_nan).
-MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE float multiply_like_host(float a, float b) noexcept {
+// a × b in float, rounded to nearest, subnormals kept (no .ftz whatever the compiler flags).
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE float multiply_nearest(float a, float b) noexcept {
   float product = 0;
   NV_IF_ELSE_TARGET(NV_IS_DEVICE, (asm("mul.rn.f32 %0, %1, %2;" : "=f"(product) : "f"(a), "f"(b));), (product = a * b;))
-  return bit_cast<float>(
-      fix_product_nan(bit_cast<std::uint32_t>(a), bit_cast<std::uint32_t>(b), bit_cast<std::uint32_t>(product)));
+  return product;
+}
+
+// multiply_nearest with the host's NaN results (fix_product_nan); a product of finite operands is
+// never NaN, so the fix-up changes nothing there.
+MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE float multiply_like_host(float a, float b) noexcept {
+  return bit_cast<float>(fix_product_nan(bit_cast<std::uint32_t>(a), bit_cast<std::uint32_t>(b),
+                                         bit_cast<std::uint32_t>(multiply_nearest(a, b))));
 }
 
 // |x| as bits, every NaN as float's canonical quiet NaN: the maximum of these is quantize_n's
@@ -124,14 +130,42 @@ __device__ inline void reduce_amax(std::uint32_t largest, unsigned* amax_bits) {
   }
 }
 
+// Unsigned vectors of 2, 4, 8 and 16 bytes: one thread's share of a chunk (below) on either side.
+template <unsigned Bytes>
+struct raw_vector;
+template <>
+struct raw_vector<2> {
+  using type = unsigned short;
+};
+template <>
+struct raw_vector<4> {
+  using type = unsigned;
+};
+template <>
+struct raw_vector<8> {
+  using type = uint2;
+};
+template <>
+struct raw_vector<16> {
+  using type = uint4;
+};
+
+// Chunks each thread loads before it converts any (bytes in flight hide the memory's latency).
+constexpr unsigned chunks_in_flight = 4;
+
 template <class From, class To, class Op, bool TrackAmax>
 __global__ void __launch_bounds__(elementwise_block_threads)
     elementwise_kernel(const From* __restrict__ in, To* __restrict__ out, elementwise_plan plan, Op op,
                        unsigned* amax_bits) {
-  constexpr unsigned group = vector_bytes / (sizeof(From) < sizeof(To) ? sizeof(From) : sizeof(To));
-  constexpr unsigned loads = group * sizeof(From) / vector_bytes;
-  constexpr unsigned stores = group * sizeof(To) / vector_bytes;
-  static_assert(group % 2 == 0 && loads >= 1 && stores >= 1, "a group is whole 16-byte vectors on both sides");
+  // The aligned middle goes in chunks of 16 bytes of the wider type, consecutive threads on
+  // consecutive chunks, so that every load and store of a warp is one contiguous span on both
+  // sides.  (A thread that took 16 bytes of the narrower type wrote its 32 or 64 bytes of the
+  // wider one as 16-byte pieces 32 or 64 bytes apart across the warp: e4m3 -> float ran at 0.50
+  // of a copy's bandwidth on an H100, docs/performance.md.)
+  constexpr unsigned chunk = vector_bytes / (sizeof(From) > sizeof(To) ? sizeof(From) : sizeof(To));
+  using in_vector = typename raw_vector<chunk * sizeof(From)>::type;
+  using out_vector = typename raw_vector<chunk * sizeof(To)>::type;
+  static_assert(chunk % 2 == 0, "a chunk is whole pairs");
 
   const Op bound = op.bind();
   const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
@@ -146,26 +180,33 @@ __global__ void __launch_bounds__(elementwise_block_threads)
     out[index] = bound.one(x);
   }
 
-  for (std::uint64_t g = first; g < plan.groups; g += stride) {
-    const std::uint64_t base = plan.head + g * group;
-    uint4 raw_in[loads];
-    const uint4* source = reinterpret_cast<const uint4*>(in + base);
+  // The plan's groups (16 bytes of the narrower type) are whole chunks; both sides are 16-byte
+  // aligned at the head, so every chunk is aligned to its vector on both sides.
+  const std::uint64_t chunks = plan.groups * (plan.group / chunk);
+  const auto* source = reinterpret_cast<const in_vector*>(in + plan.head);
+  auto* target = reinterpret_cast<out_vector*>(out + plan.head);
+  for (std::uint64_t c = first; c < chunks; c += chunks_in_flight * stride) {
+    in_vector raw_in[chunks_in_flight] = {};
 #pragma unroll
-    for (unsigned v = 0; v < loads; ++v) raw_in[v] = source[v];
-    From x[group];
-    std::memcpy(x, raw_in, sizeof x);
-    To y[group];
-#pragma unroll
-    for (unsigned e = 0; e < group; e += 2) bound.pair(x[e], x[e + 1], y[e], y[e + 1]);
-    if constexpr (TrackAmax) {
-#pragma unroll
-      for (unsigned e = 0; e < group; ++e) largest = max(largest, magnitude_bits(x[e]));
+    for (unsigned u = 0; u < chunks_in_flight; ++u) {
+      if (c + u * stride < chunks) raw_in[u] = source[c + u * stride];
     }
-    uint4 raw_out[stores];
-    std::memcpy(raw_out, y, sizeof y);
-    uint4* target = reinterpret_cast<uint4*>(out + base);
 #pragma unroll
-    for (unsigned v = 0; v < stores; ++v) target[v] = raw_out[v];
+    for (unsigned u = 0; u < chunks_in_flight; ++u) {
+      if (c + u * stride >= chunks) break;
+      From x[chunk];
+      std::memcpy(x, &raw_in[u], sizeof x);
+      To y[chunk];
+#pragma unroll
+      for (unsigned e = 0; e < chunk; e += 2) bound.pair(x[e], x[e + 1], y[e], y[e + 1]);
+      if constexpr (TrackAmax) {
+#pragma unroll
+        for (unsigned e = 0; e < chunk; ++e) largest = max(largest, magnitude_bits(x[e]));
+      }
+      out_vector raw_out;
+      std::memcpy(&raw_out, y, sizeof y);
+      target[c + u * stride] = raw_out;
+    }
   }
 
   if constexpr (TrackAmax) reduce_amax(largest, amax_bits);

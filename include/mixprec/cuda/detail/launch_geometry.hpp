@@ -1,11 +1,12 @@
 // How an element-wise kernel (convert_n, quantize_n, dequantize_n on the GPU) splits an array:
 // plain C++, so that it is tested on any host (tests/cuda/launch_geometry_test.cpp).
 //
-// Each thread converts a *group* of elements with 16-byte loads and stores: a group is as many
-// elements as fill 16 bytes of the narrower type (float -> bfloat16: 8 floats in two loads, one
-// 16-byte store; float -> e4m3: 16 floats in four loads, one store).  Both arrays must be
-// 16-byte aligned at the first group, so a short head of elements before it, and the tail after
-// the last whole group, are converted one at a time.  When no head aligns both arrays (their
+// The middle of the arrays is cut into *groups*: as many elements as fill 16 bytes of the
+// narrower type (float -> bfloat16: 8 elements, float -> e4m3: 16).  The kernel
+// (detail/elementwise.cuh) walks the groups in smaller chunks, 16 bytes of the wider type, so
+// that each warp's loads and stores are contiguous.  Both arrays must be 16-byte aligned at the
+// first group, so a short head of elements before it, and the tail after the last whole group,
+// are converted one at a time.  When no head aligns both arrays (their
 // misalignments differ), every element goes one at a time.
 //
 //   [0, head)                      one at a time

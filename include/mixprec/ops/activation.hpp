@@ -29,10 +29,13 @@ template <class Select>
 matrix select_elements(const matrix_view& x, const matrix_view& source, Select keep) {
   const std::vector<float> xs = as_floats(x);
   std::vector<float> selected = as_floats(source);
-  bool any_nan = false;
+  // Branch-free, so that the compiler vectorises it (a branch per element and a short-circuit
+  // NaN test kept it scalar: 30 % of a bf16 training step, forward and backward relu together).
+  unsigned any_nan = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
-    if (!keep(xs[i])) selected[i] = 0.0f;
-    any_nan = any_nan || selected[i] != selected[i];
+    const float kept = keep(xs[i]) ? selected[i] : 0.0f;
+    selected[i] = kept;
+    any_nan |= static_cast<unsigned>(kept != kept);
   }
   // Every kept value is one of the dtype's: the bulk conversion writes its code exactly.
   matrix result = round_into(selected, x.rows(), x.cols(), x.type());

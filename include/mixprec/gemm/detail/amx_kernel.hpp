@@ -52,21 +52,31 @@ inline bool continues_exactly(float x) noexcept {
 
 // Copies an MR x NR tile of partial sums (row stride ld) into `sums` (row stride 32); false if
 // one of them is not continued exactly by the flushing instructions.
+// (Both loops are branch-free per element, so that the compiler vectorises them: with a
+// short-circuit test and the epilogue's branches inside, they were scalar, about a tenth of a
+// bf16 training step on an AMX machine.)
 inline bool load_partials(const float* partial, std::size_t ld, float (&sums)[32][32]) noexcept {
-  bool exact = true;
+  unsigned exact = 1;
   for (std::size_t i = 0; i < 32; ++i) {
     for (std::size_t j = 0; j < 32; ++j) {
       sums[i][j] = partial[i * ld + j];
-      exact = exact && continues_exactly(sums[i][j]);
+      exact &= static_cast<unsigned>(continues_exactly(sums[i][j]));
     }
   }
-  return exact;
+  return exact != 0;
 }
 
+// finish_element on every element, its cases decided once per tile.
 inline void store_tile(const float (&sums)[32][32], const tile_io& io) noexcept {
   for (std::size_t i = 0; i < 32; ++i) {
     float* out = io.out + i * io.out_ld;
-    for (std::size_t j = 0; j < 32; ++j) out[j] = finish_element(sums[i][j], out[j], io);
+    if (!io.final) {
+      for (std::size_t j = 0; j < 32; ++j) out[j] = sums[i][j];
+    } else if (io.beta == 0.0f) {
+      for (std::size_t j = 0; j < 32; ++j) out[j] = io.factor * sums[i][j];
+    } else {
+      for (std::size_t j = 0; j < 32; ++j) out[j] = finish_element(sums[i][j], out[j], io);
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "amx_kernel.hpp"
 #include "kernel_portable.hpp"
@@ -135,6 +136,9 @@ struct amx_family {
     return amx_tile(ctx.tiles, chunks(depth), a, b, io);
   }
   static void fallback_tile(std::size_t depth, const float* a, const float* b, const tile_io& io) {
+#if MIXPREC_AMX_HARDWARE
+    if constexpr (std::is_same<Tiles, hardware_tiles>::value) return amx_order_tile_fma(depth, a, b, io);
+#endif
     amx_order_tile(depth, a, b, io);
   }
 };

@@ -3,7 +3,9 @@
 // overflows, accumulation and clipping); master weights change only on steps taken and their
 // working copies are the bulk conversion of the masters bit for bit; save/load in the middle of
 // training continues bit for bit; mismatched states are refused and change nothing; enable and
-// disable switch autocast and scaling; the log lines and statistics say what happened.
+// disable switch autocast and scaling; the log lines and statistics say what happened, and
+// statistics() with its JSON reports the scalers' real counters and the master weights' memory.
+#include <mixprec/session/detail/json.hpp>
 #include <mixprec/session/session.hpp>
 
 #include <catch2/catch.hpp>
@@ -231,7 +233,20 @@ struct checkpoint_run {
   std::vector<float> scales;
   std::vector<bool> skipped;
   epoch_statistics total;
+  session_statistics statistics;
 };
+
+// Every field of statistics() but the step time, which differs from run to run.
+void same_counts(const session_statistics& a, const session_statistics& b) {
+  CHECK(a.total_steps == b.total_steps);
+  CHECK(a.skipped_steps == b.skipped_steps);
+  CHECK(a.overflow_count == b.overflow_count);
+  CHECK(a.current_scale == b.current_scale);
+  CHECK(a.overflow_ratio == b.overflow_ratio);
+  CHECK(a.scaler_updates == b.scaler_updates);
+  CHECK(a.master_bytes == b.master_bytes);
+  CHECK(a.working_bytes == b.working_bytes);
+}
 
 // Steps [from, to) of an O2 session whose model has two parameters.
 checkpoint_run continue_run(precision_session& amp, int from, int to) {
@@ -254,6 +269,7 @@ checkpoint_run continue_run(precision_session& amp, int from, int to) {
   out.masters1.assign(amp.masters().master(1), amp.masters().master(1) + model.n);
   for (std::size_t i = 0; i < model.n; ++i) out.working0.push_back(amp.masters().working<float16>(0)[i].bits());
   out.total = amp.total();
+  out.statistics = amp.statistics();
   return out;
 }
 
@@ -291,8 +307,28 @@ TEST_CASE("save and load in the middle of training continue bit for bit", "[sess
     CHECK(got.working0 == expected.working0);
     CHECK(got.total.steps == expected.total.steps);
     CHECK(got.total.skipped == expected.total.skipped);
+    CHECK(got.total.scale_changes == expected.total.scale_changes);
+    same_counts(got.statistics, expected.statistics);
   }
   std::remove(path.c_str());
+}
+
+TEST_CASE("statistics() after a load are those saved: the run's totals continue", "[session]") {
+  const recipe r = parse_recipe("recipe=O2, growth_interval=2");
+  precision_session original = o2_session(r, 0);
+  continue_run(original, 0, 11);  // overflows at steps 3, 9 and 10
+  original.end_epoch();           // an epoch ends; the run's totals go on
+  const session_statistics saved = original.statistics();
+  CHECK(saved.total_steps == 11);
+  CHECK(saved.skipped_steps == 3);
+  CHECK(saved.overflow_count == 3);
+  CHECK(saved.scaler_updates > 0);
+  precision_session resumed = o2_session(r, 1.0f);
+  resumed.load_state(original.save_state());
+  const session_statistics loaded = resumed.statistics();
+  same_counts(loaded, saved);
+  CHECK(loaded.avg_step_time == saved.avg_step_time);  // the seconds are saved too
+  CHECK(resumed.epoch().steps == 0);
 }
 
 TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is refused and changes nothing",
@@ -328,6 +364,10 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   refused(target, {}, "shorter than the 20-byte frame");
   const std::vector<std::uint8_t> scaler_state = loss_scaler<dynamic_scaling>{}.save_state();
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
+  // Version 1 held no count of scale changes: refused, not read with a made-up one.
+  const std::vector<std::uint8_t> version1 =
+      state_fuzz::framed(session_detail::session_magic, 1, saved.data() + 16, saved.size() - 20);
+  refused(target, version1, "session state is version 1, this build reads up to 2");
 }
 
 TEST_CASE("a session state whose scaler carries other options than the recipe is refused", "[session]") {
@@ -527,4 +567,126 @@ TEST_CASE("backward runs in the forward's autocast scope: an fp16 recipe's weigh
     const bool as_float = same_bits(computed.data<float>(), in_float.data<float>(), 24 * sizeof(float));
     CHECK(as_float == !in_forward.enabled);
   }
+}
+
+TEST_CASE("statistics(): steps, skips, overflows, scale and scale changes after injected overflows", "[session]") {
+  precision_session amp{parse_recipe("recipe=fp16, growth_interval=2")};
+  const session_statistics fresh = amp.statistics();
+  CHECK(fresh.total_steps == 0);
+  CHECK(fresh.overflow_ratio == 0.0);  // no steps: 0, not NaN
+  CHECK(fresh.avg_step_time == 0.0);
+  CHECK(fresh.current_scale == 65536.0);
+
+  toy_model model{16, {0, 4, 5}};
+  const std::vector<gradient_view> grads = {gradient_view(model.grads.data(), model.n)};
+  std::vector<float> scales;
+  const auto step = [&](int t) {
+    model.step = t;
+    model.zero_grads();
+    scales.push_back(
+        amp.train_step([&] { return model.forward(0); }, [&](float scaled) { model.backward(scaled, 0); }, grads, [] {})
+            .scale);
+  };
+  for (int t = 0; t < 10; ++t) step(t);
+  scales.push_back(amp.get_scale());
+  std::int64_t changes = 0;
+  for (std::size_t t = 1; t < scales.size(); ++t) changes += scales[t] != scales[t - 1] ? 1 : 0;
+
+  const session_statistics s = amp.statistics();
+  const scaler_statistics scaler = std::get<loss_scaler<dynamic_scaling>>(amp.scaler()).get_amp_stats();
+  CHECK(s.total_steps == 10);
+  CHECK(s.skipped_steps == 3);
+  CHECK(s.overflow_count == 3);
+  CHECK(s.overflow_count == scaler.counters.overflow_count);
+  CHECK(s.overflow_ratio == 0.3);
+  CHECK(s.current_scale == amp.get_scale());
+  CHECK(s.current_scale == scaler.scale);
+  CHECK(s.avg_step_time >= 0);
+  CHECK(s.avg_step_time == amp.total().mean_step_seconds());
+  // 65536 -> 32768 (overflow), 65536 (growth), 32768, 16384 (overflows), 32768, 65536 (growth).
+  CHECK(s.scaler_updates == 6);
+  CHECK(s.scaler_updates == changes);
+  CHECK(s.scaler_updates == static_cast<std::int64_t>(scaler.history.size()));  // no floor entries here
+  CHECK(s.master_bytes == 0);                                                   // no master weights in this recipe
+  CHECK(s.working_bytes == 0);
+
+  amp.end_epoch();  // the statistics cover the run, not the epoch
+  CHECK(amp.statistics().total_steps == 10);
+
+  // Disabled: the fp32 scaler's checks count too; the scale is 1 and does not change.
+  amp.disable();
+  model.overflow_steps.insert(10);
+  step(10);
+  const session_statistics d = amp.statistics();
+  CHECK(d.total_steps == 11);
+  CHECK(d.skipped_steps == 4);
+  CHECK(d.overflow_count == 4);
+  CHECK(d.current_scale == 1.0);
+  CHECK(d.scaler_updates == 6);
+  amp.enable();
+  CHECK(amp.statistics().current_scale == scaler.scale);
+
+  // A step that ends in skip_limit_error returns no result: overflow_count, from the scaler's
+  // counters, has it; total_steps does not.
+  precision_session strict{parse_recipe("recipe=fp16, max_consecutive_skips=1")};
+  float grad = 0;
+  CHECK_THROWS_AS(
+      strict.train_step([] { return 1.0f; }, [&](float) { grad = INFINITY; }, {gradient_view(&grad, 1)}, [] {}),
+      skip_limit_error);
+  CHECK(strict.statistics().total_steps == 0);
+  CHECK(strict.statistics().overflow_count == 1);
+  CHECK(strict.statistics().overflow_ratio == 0.0);
+}
+
+TEST_CASE("statistics(): master and working memory are element counts times element sizes", "[session]") {
+  const std::vector<float> a = initial_parameters(64), b = initial_parameters(100);
+  precision_session o2{recipes::O2()};  // fp16 working copies
+  o2.masters().add(a.data(), a.size());
+  std::vector<float16> user(100);
+  o2.masters().add(b.data(), b.size(), user.data());  // a working copy in the caller's buffer counts too
+  CHECK(o2.statistics().master_bytes == 164 * sizeof(float));
+  CHECK(o2.statistics().working_bytes == 164 * sizeof(float16));
+  precision_session fp8{recipes::fp8()};  // bf16 working copies
+  fp8.masters().add(b.data(), b.size());
+  CHECK(fp8.statistics().master_bytes == 100 * sizeof(float));
+  CHECK(fp8.statistics().working_bytes == 100 * sizeof(bfloat16));
+  CHECK(precision_session{recipes::bf16()}.statistics().master_bytes == 0);
+}
+
+TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that reads back", "[session]") {
+  session_statistics s;
+  s.total_steps = 10;
+  s.skipped_steps = 2;
+  s.overflow_count = 3;
+  s.current_scale = 32768;
+  s.overflow_ratio = 0.2;
+  s.avg_step_time = 0.0125;
+  s.scaler_updates = 4;
+  s.master_bytes = 656;
+  s.working_bytes = 328;
+  CHECK(to_json(s) ==
+        "{\"total_steps\": 10, \"skipped_steps\": 2, \"overflow_count\": 3, \"current_scale\": 32768, "
+        "\"overflow_ratio\": 0.2, \"avg_step_time\": 0.0125, \"scaler_updates\": 4, \"master_bytes\": 656, "
+        "\"working_bytes\": 328}");
+
+  // A session's own statistics through the library's strict reader (RFC 8259).
+  precision_session amp = o2_session(parse_recipe("recipe=O2, growth_interval=2"), 0);
+  continue_run(amp, 0, 11);
+  const session_statistics got = amp.statistics();
+  const session_detail::json_value v = session_detail::parse_json(to_json(got));
+  REQUIRE(v.type == session_detail::json_value::kind::object);
+  const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count",
+                                         "current_scale",  "overflow_ratio", "avg_step_time",
+                                         "scaler_updates", "master_bytes",   "working_bytes"};
+  REQUIRE(v.members.size() == keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    CHECK(v.members[i].first == keys[i]);
+    CHECK(v.members[i].second.type == session_detail::json_value::kind::number);
+  }
+  CHECK(v.members[0].second.number == static_cast<double>(got.total_steps));
+  CHECK(v.members[2].second.number == static_cast<double>(got.overflow_count));
+  CHECK(v.members[3].second.number == got.current_scale);
+  CHECK(v.members[4].second.number == got.overflow_ratio);  // the shortest text reads back exactly
+  CHECK(v.members[5].second.number == got.avg_step_time);
+  CHECK(v.members[7].second.number == static_cast<double>(got.master_bytes));
 }

@@ -126,19 +126,43 @@ class precision_session {
     }
     const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
     const auto start = std::chrono::steady_clock::now();
-    const auto run = [&](auto& scaler) { return run_step(scaler, forward, backward, grads, optimizer_step, k); };
+    bool scale_changed = false;
+    const auto run = [&](auto& scaler) {
+      step_result r = run_step(scaler, forward, backward, grads, optimizer_step, k);
+      scale_changed = scaler.get_scale() != r.scale;  // the scaler that ran, whatever a callback toggled
+      return r;
+    };
     const step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (epoch_statistics* e : {&epoch_, &total_}) {
       ++e->steps;
       e->skipped += result.skipped ? 1 : 0;
       e->seconds += seconds;
+      e->scale_changes += scale_changed ? 1 : 0;
     }
     return result;
   }
 
   const epoch_statistics& epoch() const noexcept { return epoch_; }
   const epoch_statistics& total() const noexcept { return total_; }
+  // The whole run's statistics: total(), the scalers' overflow counters, the current scale and
+  // the master weights' memory.  All of it is in the saved state, so a load restores it.
+  session_statistics statistics() const {
+    session_statistics s;
+    s.total_steps = total_.steps;
+    s.skipped_steps = total_.skipped;
+    const auto overflows = [](const auto& scaler) { return scaler.get_amp_stats().counters.overflow_count; };
+    s.overflow_count = std::visit(overflows, scaler_) + overflows(fp32_scaler_);
+    s.current_scale = get_scale();
+    s.overflow_ratio = total_.overflow_rate();
+    s.avg_step_time = total_.mean_step_seconds();
+    s.scaler_updates = total_.scale_changes;
+    if (masters_) {
+      s.master_bytes = masters_->master_bytes();
+      s.working_bytes = masters_->working_bytes();
+    }
+    return s;
+  }
   // Logs and returns this epoch's statistics, and starts the next epoch.
   epoch_statistics end_epoch() {
     const epoch_statistics e = epoch_;

@@ -1,11 +1,14 @@
-// What a training step returns and what a session counts per epoch, with the log lines that
-// report them.
+// What a training step returns, what a session counts per epoch and over the run, with the log
+// lines and the JSON that report them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
+
+#include "../scaling/detail/text.hpp"
 
 namespace mixprec {
 
@@ -21,12 +24,46 @@ struct epoch_statistics {
   std::int64_t steps = 0;
   std::int64_t skipped = 0;
   double seconds = 0;  // wall time inside train_step, forward and backward included
+  // Steps after which the loss scale differed from the one they used (growth, backoff, a floor
+  // or handler that moved it): every change a scaler makes happens in a train_step that returns.
+  std::int64_t scale_changes = 0;
 
   double overflow_rate() const noexcept {
     return steps > 0 ? static_cast<double>(skipped) / static_cast<double>(steps) : 0.0;
   }
   double mean_step_seconds() const noexcept { return steps > 0 ? seconds / static_cast<double>(steps) : 0.0; }
 };
+
+// precision_session::statistics(): the whole run, under the keys that DeepSpeed and PyTorch AMP
+// users read.  Activation memory is not here: activations live in the user's forward pass, which
+// the session calls but does not see into.
+struct session_statistics {
+  std::int64_t total_steps = 0;    // train_step calls that returned
+  std::int64_t skipped_steps = 0;  // of those, steps skipped for an inf/NaN gradient
+  // Steps whose gradients had inf/NaN, from the scalers' own counters (the recipe's and the
+  // disabled session's): unlike skipped_steps it includes a step that then threw (a skip limit).
+  std::int64_t overflow_count = 0;
+  double current_scale = 1;         // the loss scale of the next step (get_scale())
+  double overflow_ratio = 0;        // skipped_steps / total_steps; 0 before the first step
+  double avg_step_time = 0;         // seconds, mean wall time inside train_step
+  std::int64_t scaler_updates = 0;  // steps after which the loss scale changed
+  std::size_t master_bytes = 0;     // fp32 master weights (0 without master weights)
+  std::size_t working_bytes = 0;    // their fp16/bf16 working copies (0 without master weights)
+};
+
+// {"total_steps": 10, "skipped_steps": 2, ...}: one flat object, the fields in order.
+inline std::string to_json(const session_statistics& s) {
+  using detail::json_number;
+  using detail::number_text;
+  return "{\"total_steps\": " + number_text(s.total_steps) + ", \"skipped_steps\": " + number_text(s.skipped_steps) +
+         ", \"overflow_count\": " + number_text(s.overflow_count) +
+         ", \"current_scale\": " + json_number(s.current_scale) +
+         ", \"overflow_ratio\": " + json_number(s.overflow_ratio) +
+         ", \"avg_step_time\": " + json_number(s.avg_step_time) +
+         ", \"scaler_updates\": " + number_text(s.scaler_updates) +
+         ", \"master_bytes\": " + std::to_string(s.master_bytes) +
+         ", \"working_bytes\": " + std::to_string(s.working_bytes) + "}";
+}
 
 namespace session_detail {
 

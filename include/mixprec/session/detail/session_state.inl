@@ -1,22 +1,24 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 1:
+// payload, CRC-32); the payload, version 2:
 //
 //   str    the recipe's settings_text (u16 length)
 //   u8     enabled
 //   blob   the recipe's scaler state, then the fp32 (disabled) scaler's   (blob = u32 length, bytes)
-//   i64 steps, i64 skipped, f64 seconds     this epoch, then the whole run
+//   i64 steps, i64 skipped, f64 seconds, i64 scale changes     this epoch, then the whole run
 //   u8     master weights present, then master_weights::write
 //   u32    fp8 layers (0: none), then blob forward scaler, blob backward scaler
 //
-// Loading checks everything before changing anything.
+// Loading checks everything before changing anything.  Version 1 (without the scale changes) is
+// refused rather than read: its count of scale changes is unknown, and the session does not make
+// up a statistic.
 #pragma once
 
 namespace mixprec {
 namespace session_detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 1;
+constexpr std::uint32_t session_state_version = 2;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
@@ -39,6 +41,7 @@ inline void write_statistics(detail::state_writer& w, const epoch_statistics& e)
   w.i64(e.steps);
   w.i64(e.skipped);
   w.f64(e.seconds);
+  w.i64(e.scale_changes);
 }
 
 inline epoch_statistics read_statistics(detail::state_reader& in) {
@@ -46,9 +49,11 @@ inline epoch_statistics read_statistics(detail::state_reader& in) {
   e.steps = in.i64("steps");
   e.skipped = in.i64("skipped steps");
   e.seconds = in.f64("seconds");
-  if (e.steps < 0 || e.skipped < 0 || e.skipped > e.steps || !(e.seconds >= 0) || !std::isfinite(e.seconds)) {
+  e.scale_changes = in.i64("scale changes");
+  if (e.steps < 0 || e.skipped < 0 || e.skipped > e.steps || !(e.seconds >= 0) || !std::isfinite(e.seconds) ||
+      e.scale_changes < 0 || e.scale_changes > e.steps) {
     detail::state_reader::fail("statistics out of range (steps " + std::to_string(e.steps) + ", skipped " +
-                               std::to_string(e.skipped) + ")");
+                               std::to_string(e.skipped) + ", scale changes " + std::to_string(e.scale_changes) + ")");
   }
   return e;
 }

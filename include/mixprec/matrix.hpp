@@ -200,11 +200,9 @@ class matrix {
     return static_cast<const T*>(raw_data());
   }
 
-  matrix_view view() const noexcept {
-    matrix_view v;
-    if (!empty()) v = matrix_view(raw_data(), type_, rows_, cols_, cols_, 1);
-    return v;
-  }
+  // An empty matrix keeps its shape (0 × 64 stays 0 × 64): ops check shapes on views, and a
+  // 0-row batch is a valid input there, as it is for PyTorch.
+  matrix_view view() const noexcept { return matrix_view(raw_data(), type_, rows_, cols_, cols_, 1); }
   operator matrix_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
 
   float value(std::size_t i, std::size_t j) const { return view().value(i, j); }

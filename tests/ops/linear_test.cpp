@@ -147,3 +147,36 @@ TEST_CASE("shape mismatches are errors that name the shapes", "[ops][linear]") {
   CHECK_THROWS_AS(ops::linear_backward(matrix(dtype::float32, 4, 4), x, matrix(dtype::float32, 5, 3)),
                   invalid_argument);
 }
+
+TEST_CASE("a 0-row batch gives a 0-row result, as torch.nn.functional.linear does", "[ops][linear]") {
+  for (const scope_case& scope : scope_cases) {
+    dynamic_autocast_scope amp(scope.lower_precision);
+    INFO(scope.name);
+    const dtype r = scope.enabled ? scope.lower_precision : dtype::float32;
+    const matrix x(dtype::float32, 0, 64), w = random_matrix(dtype::float32, 10, 64, 111, 0.2f);
+    const matrix bias = random_matrix(dtype::float32, 1, 10, 112);
+    for (const matrix& y : {ops::linear(x, w, bias), ops::linear(x, w), ops::matmul(x, transposed_copy(w))}) {
+      CHECK(y.type() == r);
+      CHECK(y.rows() == 0);
+      CHECK(y.cols() == 10);
+    }
+    // The backward of an empty batch: an empty input gradient, zero weight and bias gradients
+    // (sums over no rows), as autograd gives.
+    const ops::linear_grads g = ops::linear_backward(matrix(dtype::float32, 0, 10), x, w, bias);
+    CHECK(g.input.rows() == 0);
+    CHECK(g.input.cols() == 64);
+    REQUIRE(g.weight.rows() == 10);
+    REQUIRE(g.weight.cols() == 64);
+    REQUIRE(g.bias.cols() == 10);
+    for (std::size_t i = 0; i < 10; ++i) {
+      for (std::size_t j = 0; j < 64; ++j) CHECK(g.weight.value(i, j) == 0.0f);
+      CHECK(g.bias.value(0, i) == 0.0f);
+    }
+  }
+  // A wrong inner dimension with no rows names the real shapes (it said "0×0 times 64×10").
+  CHECK_THROWS_WITH(ops::linear(matrix(dtype::float32, 0, 32), matrix(dtype::float32, 10, 64)),
+                    Catch::Contains("inner dimensions differ: 0×32 times 64×10"));
+  CHECK_THROWS_WITH(
+      ops::linear_backward(matrix(dtype::float32, 0, 9), matrix(dtype::float32, 0, 64), matrix(dtype::float32, 10, 64)),
+      Catch::Contains("gradient is 0×9, the output is 0×10"));
+}

@@ -1,6 +1,8 @@
 // session/capabilities.hpp: CUDA compute capabilities map to the tensor-core formats NVIDIA
 // documents; host_capabilities() reports the detection the bulk and gemm dispatch use; recommend()
-// and resolve() pick bf16 only where it is fast, and say why when they fall back.
+// and resolve() pick bf16 only where it is fast, keep fp8 where its gemm runs on the bf16 kernels,
+// and say why when they fall back.  Every capabilities struct here is synthetic: no result depends
+// on the machine the tests run on.
 #include <mixprec/session/capabilities.hpp>
 #include <mixprec/session/precision_session.hpp>
 
@@ -97,4 +99,58 @@ TEST_CASE("resolve falls back to fp16 with a message where bf16 or fp8 has no fa
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == bf16_here.message);
   CHECK(lines[1] == "[AMP] Using FP16 mixed precision (dynamic loss scaling, initial scale 65536.0)");
+}
+
+TEST_CASE("fp8 is fast where its gemm runs at the bf16 rate: fp8 tensor cores, else the CPU's bf16 kernels",
+          "[capabilities]") {
+  // A Zen 4/5 or Sapphire Rapids CPU without a GPU: mixprec::gemm runs fp8 codes (all bf16
+  // values) on vdpbf16ps or TDPBF16PS, so an fp8 recipe stays fp8 instead of becoming fp16.
+  capabilities zen;
+  zen.f16c = zen.avx2 = zen.avx512f = zen.avx512_bf16 = true;
+  capabilities sapphire = zen;
+  sapphire.amx_bf16 = true;
+  capabilities amx_only;
+  amx_only.amx_bf16 = true;
+  for (const capabilities& c : {zen, sapphire, amx_only}) {
+    INFO(to_string(c));
+    CHECK(c.fast_fp8());
+    const recipe_resolution used = resolve(recipes::fp8(), c);
+    CHECK_FALSE(used.fell_back);
+    CHECK(used.message.empty());
+    CHECK(used.used.name == "fp8");
+    CHECK(to_string(used.used) == to_string(recipes::fp8()));
+  }
+
+  // A CPU whose gemm has float kernels only (AVX2, AVX-512 F without BF16): fp8 falls back to
+  // fp16, which F16C makes fast.
+  capabilities skylake;
+  skylake.f16c = skylake.avx2 = skylake.avx512f = true;
+  CHECK_FALSE(skylake.fast_fp8());
+  const recipe_resolution on_skylake = resolve(recipes::fp8(), skylake);
+  CHECK(on_skylake.fell_back);
+  CHECK(on_skylake.used.precision == precision_mode::ieee_float16);
+  CHECK(on_skylake.message.find("fp8 has no fast path on this machine (F16C, AVX2, AVX-512F); falling back") !=
+        std::string::npos);
+  // Nothing fast at all: the request stands, emulated.
+  const recipe_resolution bare = resolve(recipes::fp8(), capabilities{});
+  CHECK_FALSE(bare.fell_back);
+  CHECK(bare.used.precision == precision_mode::float8);
+  CHECK(bare.message.find("fp8 has no fast path on this machine (no accelerated formats); it runs emulated") !=
+        std::string::npos);
+
+  // With a GPU the GPU decides: an Ampere has no fp8 tensor cores (and the CUDA gemm takes no fp8
+  // there), whatever the host CPU has; a Hopper has them on any host.
+  capabilities ampere_on_zen = zen;
+  ampere_on_zen.cuda = cuda_capability{8, 0};
+  CHECK_FALSE(ampere_on_zen.fast_fp8());
+  CHECK(resolve(recipes::fp8(), ampere_on_zen).fell_back);
+  capabilities hopper_on_skylake = skylake;
+  hopper_on_skylake.cuda = cuda_capability{9, 0};
+  CHECK(hopper_on_skylake.fast_fp8());
+  CHECK_FALSE(resolve(recipes::fp8(), hopper_on_skylake).fell_back);
+
+  // The other formats' rules are unchanged on these machines.
+  CHECK_FALSE(resolve(recipes::bf16(), zen).fell_back);
+  CHECK(resolve(recipes::bf16(), skylake).fell_back);
+  CHECK_FALSE(resolve(recipes::fp16(), zen).fell_back);
 }

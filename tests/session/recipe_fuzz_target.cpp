@@ -8,8 +8,13 @@
 //   - a name is accepted exactly when it is one of the eight (any case) and gives that recipe;
 //   - flags split at whitespace give the same result through parse_recipe_args as through
 //     parse_recipe (both accept the same recipe, or both refuse);
+//   - parse_known_recipe_args on the same arguments returns the recipe parse_recipe_args accepts
+//     with nothing left over, accepts with nothing left over only what parse_recipe_args accepts,
+//     and leaves arguments in the order given (a subsequence of them);
 //   - the JSON reader and parse_recipe agree: JSON that the reader refuses is refused as a
 //     recipe, and a recipe is only read from an object.
+// Arguments that name --recipe-file are skipped: the target never opens files, and text (which
+// parse_recipe reads) has no such flag.
 // Built with clang's -fsanitize=fuzzer it is the libFuzzer binary recipe_fuzzer;
 // recipe_fuzz_driver.cpp runs it on generated inputs elsewhere.
 #include <mixprec/session/parse_recipe.hpp>
@@ -52,13 +57,51 @@ std::optional<recipe> attempt(Parse&& parse, std::string_view input) {
   }
 }
 
+bool same(const recipe& a, const recipe& b) { return a.name == b.name && to_string(a) == to_string(b); }
+
+bool names_a_file(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    const std::string_view a = arg.c_str();  // what main would pass: up to a NUL
+    if (a.size() < 3 || a.substr(0, 2) != "--") continue;
+    if (session_detail::key_of(a.substr(2, a.find('=') - 2)) == "recipe_file") return true;
+  }
+  return false;
+}
+
+// parse_known_recipe_args against parse_recipe_args' result on the same arguments.
+void check_known(const std::vector<const char*>& argv, const std::optional<recipe>& strict, std::string_view input) {
+  std::optional<recipe_args> known;
+  try {
+    known = parse_known_recipe_args(static_cast<int>(argv.size()), argv.data());
+  } catch (const recipe_error&) {
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "recipe fuzz: unexpected exception: %s\n", e.what());
+    fail("parse_known_recipe_args threw an exception other than recipe_error", input);
+  }
+  if (strict && (!known || !known->rest.empty() || !same(known->parsed, *strict))) {
+    fail("parse_known_recipe_args differs from parse_recipe_args on recipe flags alone", input);
+  }
+  if (known && known->rest.empty() && !strict) {
+    fail("parse_known_recipe_args took every argument that parse_recipe_args refuses", input);
+  }
+  if (known) {
+    std::size_t next = 1;  // the arguments as main passes them (split at whitespace, one may end at a NUL)
+    for (const std::string& kept : known->rest) {
+      while (next < argv.size() && kept != argv[next]) ++next;
+      if (next == argv.size()) fail("parse_known_recipe_args returned arguments out of order", input);
+      ++next;
+    }
+  }
+}
+
 std::optional<recipe> from_args(const std::vector<std::string>& args, std::string_view input) {
   std::vector<const char*> argv = {"fuzz"};
   for (const std::string& a : args) argv.push_back(a.c_str());
-  return attempt([&] { return parse_recipe_args(static_cast<int>(argv.size()), argv.data()); }, input);
+  std::optional<recipe> got =
+      attempt([&] { return parse_recipe_args(static_cast<int>(argv.size()), argv.data()); }, input);
+  check_known(argv, got, input);
+  return got;
 }
-
-bool same(const recipe& a, const recipe& b) { return a.name == b.name && to_string(a) == to_string(b); }
 
 // An accepted recipe is valid and reads back from each of its text forms.
 void check_accepted(const recipe& r, std::string_view input) {
@@ -137,11 +180,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       got = attempt([&] { return parse_recipe(input); }, input);
       check_name(input, got);
       break;
-    case recipe_fuzz::argv_by_nul:
-      got = from_args(split(input, true), input);
+    case recipe_fuzz::argv_by_nul: {
+      const std::vector<std::string> args = split(input, true);
+      if (names_a_file(args)) return 0;
+      got = from_args(args, input);
       break;
+    }
     case recipe_fuzz::argv_by_space: {
-      got = from_args(split(input, false), input);
+      const std::vector<std::string> args = split(input, false);
+      if (names_a_file(args)) return 0;
+      got = from_args(args, input);
       // Flags in one string read as the same arguments would (parse_recipe splits at whitespace).
       if (trimmed(input).substr(0, 2) == "--" && input.find('\0') == std::string_view::npos) {
         const std::optional<recipe> as_text = attempt([&] { return parse_recipe(input); }, input);

@@ -250,3 +250,194 @@ TEST_CASE("recipe files: JSON or key=value; missing and truncated files are clea
   std::remove(path.c_str());
   CHECK_THROWS_WITH(parse_recipe_file("no/such/recipe.json"), Catch::Contains("cannot be opened"));
 }
+
+namespace {
+
+// main's arguments: argv[0] = "train", then `args`.
+struct command_line {
+  std::vector<std::string> args;
+  std::vector<const char*> argv;
+  explicit command_line(std::vector<std::string> a) : args(std::move(a)) {
+    argv.push_back("train");
+    for (const std::string& s : args) argv.push_back(s.c_str());
+  }
+  int argc() const { return static_cast<int>(argv.size()); }
+};
+
+recipe_args known(const std::vector<std::string>& args, std::string_view prefix = {}) {
+  const command_line c(args);
+  return parse_known_recipe_args(c.argc(), c.argv.data(), 1, prefix);
+}
+
+recipe strict(const std::vector<std::string>& args) {
+  const command_line c(args);
+  return parse_recipe_args(c.argc(), c.argv.data());
+}
+
+template <class Parse>
+std::string error_from(Parse&& parse) {
+  try {
+    parse();
+  } catch (const recipe_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+}  // namespace
+
+TEST_CASE("parse_known_recipe_args takes the recipe's flags and leaves the program's others in order", "[recipe]") {
+  const recipe_args a = known({"--epochs", "10", "--recipe", "bf16", "data.csv", "--autocast", "--verbose",
+                               "--max-grad-norm=1.5", "-v", "--growth-interval", "100", "--help"});
+  CHECK(a.parsed.name == "bf16");
+  CHECK(a.parsed.autocast);
+  CHECK(a.parsed.max_grad_norm == 1.5);
+  CHECK(a.parsed.growth_interval == 100);
+  CHECK(a.rest == std::vector<std::string>{"--epochs", "10", "data.csv", "--verbose", "-v", "--help"});
+  // The same recipe flags alone: the strict parser agrees, and nothing is left over.
+  const recipe_args only = known({"--recipe", "bf16", "--autocast", "--max-grad-norm=1.5", "--growth-interval", "100"});
+  CHECK(only.rest.empty());
+  CHECK(to_string(only.parsed) == to_string(a.parsed));
+  CHECK(to_string(strict({"--recipe", "bf16", "--autocast", "--max-grad-norm=1.5", "--growth-interval", "100"})) ==
+        to_string(a.parsed));
+  // No recipe flag at all: fp32, every argument returned.
+  const recipe_args none = known({"--lr", "0.1", "in.csv"});
+  CHECK(to_string(none.parsed) == to_string(recipes::fp32()));
+  CHECK(none.rest == std::vector<std::string>{"--lr", "0.1", "in.csv"});
+  CHECK(known({}).rest.empty());
+
+  // A bare boolean takes the next argument only when it is true or false: a program's file stays.
+  const recipe_args bare = known({"--recipe", "O2", "--cast-model", "data.csv"});
+  CHECK(bare.parsed.cast_model);
+  CHECK(bare.rest == std::vector<std::string>{"data.csv"});
+  const recipe_args given = known({"--recipe", "fp16", "--autocast", "false", "data.csv"});
+  CHECK_FALSE(given.parsed.autocast);
+  CHECK(given.rest == std::vector<std::string>{"data.csv"});
+
+  // "--" ends the recipe's flags; it and everything after it go to the program untouched.
+  const recipe_args ended = known({"--recipe", "fp16", "--", "--init-scale", "5", "x"});
+  CHECK(ended.parsed.init_scale == 65536.0f);
+  CHECK(ended.rest == std::vector<std::string>{"--", "--init-scale", "5", "x"});
+
+  // A prefix keeps the program's own --seed and --precision the program's.
+  const recipe_args prefixed = known(
+      {"--seed", "7", "--amp-recipe", "fp8", "--amp_seed", "3", "--amp-stochastic-rounding", "--precision", "fp16"},
+      "amp-");
+  CHECK(prefixed.parsed.name == "fp8");
+  CHECK(prefixed.parsed.seed == 3);
+  CHECK(prefixed.parsed.stochastic_rounding);
+  CHECK(prefixed.rest == std::vector<std::string>{"--seed", "7", "--precision", "fp16"});
+
+  // Arguments before `first` (a subcommand) are neither read nor returned.
+  const command_line sub({"fit", "--recipe", "bf16", "--lr", "1"});
+  const recipe_args from_sub = parse_known_recipe_args(sub.argc(), sub.argv.data(), 2);
+  CHECK(from_sub.parsed.name == "bf16");
+  CHECK(from_sub.rest == std::vector<std::string>{"--lr", "1"});
+
+  // The strict parser still refuses what is not the recipe's.
+  CHECK(error_from([] {
+          strict({"--recipe", "bf16", "--epochs", "3"});
+        }).find("unknown key 'epochs'") != std::string::npos);
+  CHECK(error_from([] {
+          strict({"--recipe", "bf16", "data.csv"});
+        }).find("expected a --flag, found 'data.csv'") != std::string::npos);
+}
+
+TEST_CASE("parse_known_recipe_args: a recipe flag with a bad or missing value is an error naming it", "[recipe]") {
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--epochs", "3", "--init-scale", "abc"}, "init_scale is 'abc'; allowed: a finite number > 0"},
+      {{"--init-scale=1e39", "x"}, "init_scale is '1e39'"},
+      {{"--precision", "fp12", "--lr", "1"}, "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8"},
+      {{"--autocast=yes"}, "autocast is 'yes'; allowed: true or false"},
+      {{"--epochs", "3", "--precision"}, "flag --precision has no value"},
+      {{"--init-scale", "--epochs", "3"}, "flag --init-scale has no value"},
+      {{"--recipe", "O4"}, "unknown recipe name 'O4'"},
+      {{"--seed", "1", "--seed=2"}, "key 'seed' is given twice"},
+      {{"--precision", "fp16", "--scaling", "none"}, "safe=true: small fp16 gradients underflow"},
+      {{"--recipe-file"}, "flag --recipe-file has no value"},
+      {{"--recipe-file="}, "flag --recipe-file has no value"},
+      {{"--recipe-file", "a.json", "--recipe_file=b.json"}, "flag --recipe_file is given twice"},
+      {{"--recipe-file", "no/such/recipe.json"}, "recipe file 'no/such/recipe.json' cannot be opened"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.second);
+    const std::string message = error_from([&] { known(c.first); });
+    INFO(message);
+    CHECK(message.find(c.second) != std::string::npos);
+    const std::string strict_message = error_from([&] { strict(c.first); });
+    INFO(strict_message);
+    CHECK(strict_message != "(accepted)");  // the strict parser refuses each too
+  }
+  CHECK_THROWS_WITH(parse_known_recipe_args(2, nullptr), Catch::Contains("argv is null with argc = 2"));
+  const command_line c({"--recipe", "bf16"});
+  CHECK_THROWS_WITH(parse_recipe_args(c.argc(), c.argv.data(), -1), Catch::Contains("first is -1; allowed: >= 0"));
+  CHECK(parse_known_recipe_args(0, nullptr).rest.empty());
+}
+
+TEST_CASE("--recipe-file: the file's values first, the command line's over them, wherever the flag stands",
+          "[recipe]") {
+  const std::string pairs = "recipe_test_layers.txt", json = "recipe_test_layers.json";
+  write_file(pairs, "recipe=fp16, init_scale=1024, growth_interval=100\n");
+  write_file(json, "{\"recipe\": \"fp16\", \"init_scale\": 1024, \"growth_interval\": 100}\n");
+  for (const std::string& path : {pairs, json}) {
+    INFO(path);
+    // The file alone.
+    const recipe file_only = strict({"--recipe-file", path});
+    CHECK(file_only.name == "fp16");
+    CHECK(file_only.init_scale == 1024.0f);
+    CHECK(file_only.growth_interval == 100);
+    // An explicit flag wins, before or after --recipe-file.
+    for (const recipe& r : {strict({"--init-scale", "512", "--recipe-file", path}),
+                            strict({"--recipe-file=" + path, "--init-scale=512"})}) {
+      CHECK(r.name == "fp16");
+      CHECK(r.init_scale == 512.0f);
+      CHECK(r.growth_interval == 100);  // the file's other keys stay
+    }
+    // --recipe replaces the file's base; the file's keys still apply over the new base.
+    const recipe o2 = strict({"--recipe", "O2", "--recipe-file", path});
+    CHECK(o2.name == "O2");
+    CHECK(o2.master_weights);
+    CHECK(o2.cast_model);
+    CHECK(o2.init_scale == 1024.0f);
+    // Among the program's flags, with a prefix.
+    const recipe_args a = known({"--epochs", "3", "--amp-recipe-file", path, "--lr", "0.1", "--amp-max-grad-norm", "2",
+                                 "--amp-growth-interval=7"},
+                                "amp-");
+    CHECK(a.parsed.name == "fp16");
+    CHECK(a.parsed.max_grad_norm == 2.0);
+    CHECK(a.parsed.growth_interval == 7);
+    CHECK(a.parsed.init_scale == 1024.0f);
+    CHECK(a.rest == std::vector<std::string>{"--epochs", "3", "--lr", "0.1"});
+  }
+  // Only the combination must be valid: the file's fp16 without scaling, completed by the flag.
+  write_file(pairs, "precision=fp16 autocast=true");
+  CHECK(error_from([&] {
+          strict({"--recipe-file", pairs});
+        }).find("small fp16 gradients underflow") != std::string::npos);
+  CHECK(strict({"--recipe-file", pairs, "--scaling", "dynamic"}).scaling == loss_scaling_mode::dynamic);
+  // A key may be given once in the file and once on the command line, not twice in either.
+  write_file(pairs, "recipe=bf16, seed=1, seed=2");
+  CHECK(error_from([&] {
+          strict({"--recipe-file", pairs, "--seed", "3"});
+        }).find("recipe file 'recipe_test_layers.txt': recipe: key 'seed' is given twice") != std::string::npos);
+  // Errors in the file's own text name the file, even for a key the command line overrides.
+  write_file(pairs, "recipe=fp16, init_scale=abc");
+  CHECK(error_from([&] {
+          known({"--recipe-file", pairs, "--init-scale", "4"});
+        }).find("recipe file 'recipe_test_layers.txt': recipe: init_scale is 'abc'") != std::string::npos);
+  write_file(json, "{\"recipe\": \"fp16\", \"init_scale\": tru}");
+  CHECK(error_from([&] {
+          known({"--recipe-file", json});
+        }).find("recipe file 'recipe_test_layers.json': JSON recipe, line 1, column 34") != std::string::npos);
+  // A file cannot name another file, and text never reads one.
+  write_file(pairs, "recipe=fp16, recipe_file=other.json");
+  CHECK(error_from([&] { strict({"--recipe-file", pairs}); }).find("unknown key 'recipe_file'") != std::string::npos);
+  CHECK(error_of("--recipe-file " + pairs).find("unknown key 'recipe_file'") != std::string::npos);
+  std::remove(pairs.c_str());
+  std::remove(json.c_str());
+}

@@ -9,9 +9,16 @@
 // bf16 is "fast and exact" where the hardware multiplies bf16 with float accumulation:
 // AVX-512 BF16 (VDPBF16PS), AMX-BF16 (TDPBF16PS, with the OS permission Linux asks for), or a
 // CUDA GPU of compute capability 8.0 or later (Ampere bf16 tensor cores).  fp16 has a fast path
-// with F16C conversions on the CPU (AVX2 path), AVX-512 FP16, or CUDA 7.0+ tensor cores.  fp8
-// tensor cores start at compute capability 8.9 (Ada, Hopper); CPUs have none, so an fp8 recipe
-// on the CPU runs its fp8 products emulated (exact, through float).
+// with F16C conversions on the CPU (AVX2 path), AVX-512 FP16, or CUDA 7.0+ tensor cores.
+//
+// fp8 is fast where its matrix products run at the bf16 rate.  On a GPU that takes fp8 tensor
+// cores (compute capability 8.9: Ada, Hopper); the CUDA gemm takes no fp8 below that.  A CPU has
+// no fp8 instructions, but every e4m3 and e5m2 value is a bfloat16 value, so mixprec::gemm
+// (what ops::fp8_linear calls) feeds fp8 codes straight to its bf16 kernels (vdpbf16ps,
+// TDPBF16PS: gemm/detail/driver.hpp), exactly; the rest of an fp8 recipe autocasts to bf16.  So
+// without a GPU, fp8 is fast where bf16 is: AVX-512 BF16 or AMX-BF16, and resolve() keeps it
+// there rather than trading it for fp16.  With caps.cuda set the GPU decides (the products run
+// there; the CPU's bf16 kernels do not help them).
 #pragma once
 
 #include <optional>
@@ -48,7 +55,8 @@ struct capabilities {
     return avx512_bf16 || amx_bf16 || (cuda && cuda_features_of(*cuda).bf16_tensor_cores);
   }
   bool fast_fp16() const noexcept { return f16c || avx512_fp16 || (cuda && cuda_features_of(*cuda).fp16_tensor_cores); }
-  bool fast_fp8() const noexcept { return cuda && cuda_features_of(*cuda).fp8_tensor_cores; }
+  // See the top of this file: a GPU's fp8 tensor cores, or else the CPU's bf16 gemm kernels.
+  bool fast_fp8() const noexcept { return cuda ? cuda_features_of(*cuda).fp8_tensor_cores : avx512_bf16 || amx_bf16; }
 };
 
 // This CPU, read once by the detection the bulk and gemm dispatch use.  No GPU: set cuda from
@@ -90,9 +98,10 @@ struct recipe_resolution {
   std::string message;  // why `used` differs from the request, or that the request runs emulated
 };
 
-// The recipe to train with: the request where its format has a fast path here; bf16 or fp8
-// without one become fp16 with dynamic loss scaling when fp16 is fast (every other option kept);
-// otherwise the request stands, emulated, and the message says so.
+// The recipe to train with: the request where its format has a fast path here (fp8: fast_fp8(),
+// so on an AVX-512 BF16 or AMX-BF16 CPU it stays fp8); bf16 or fp8 without one become fp16 with
+// dynamic loss scaling when fp16 is fast (every other option kept); otherwise the request stands,
+// emulated, and the message says so.
 inline recipe_resolution resolve(const recipe& requested, const capabilities& c) {
   recipe_resolution out{requested, false, ""};
   const char* format = to_string(requested.precision);

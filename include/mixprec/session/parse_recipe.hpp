@@ -5,8 +5,16 @@
 //   parse_recipe("recipe=fp16, init_scale=1024 growth_interval=100")   key=value, comma or space separated
 //   parse_recipe("--precision fp16 --init-scale 1024")         flags ('-' or '_' in keys; --key=value too)
 //   parse_recipe(R"({"recipe": "bf16", "max_grad_norm": 1.0})")  a JSON object (session/detail/json.hpp)
-//   parse_recipe_args(argc, argv)                              flags from main's arguments
+//   parse_recipe_args(argc, argv)                              flags from main's arguments (all of them)
+//   parse_known_recipe_args(argc, argv)                        the recipe's flags; the program's others kept
 //   parse_recipe_file("train.json")                            JSON, or key=value text
+//
+// From main's arguments, --recipe-file PATH reads a file first; the other flags then override its
+// values key by key, wherever the file flag stands (--recipe NAME also replaces the file's base
+// recipe, the file's other keys still apply on top of it).  parse_known_recipe_args takes only the
+// recipe's own flags (--KEY, --KEY=VALUE for the keys of recipe_fields.hpp, --recipe and
+// --recipe-file, optionally behind a prefix: --amp-seed) and returns every other argument
+// untouched and in order; "--" ends the recipe's flags and is returned with everything after it.
 //
 // Everything wrong is a recipe_error naming the key and what it allows: an unknown key, a key
 // given twice, a value of the wrong type (JSON) or that does not parse, a number out of the
@@ -20,7 +28,9 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -129,36 +139,33 @@ void assign_json(const field_info& info, const json_value& v, T& field) {
   }
 }
 
-// Applies (key, value) pairs to the named base recipe (the `recipe` key), then validates.
-template <class Value, class Assign>
-recipe apply_pairs(const std::vector<std::pair<std::string, Value>>& pairs, Assign&& assign,
-                   std::string (*name_of)(const Value&)) {
+// The (key, value) pairs of one source of settings, before they are applied: text values
+// (key=value text, flags) or JSON values (a JSON object's members).  `origin` starts the message of
+// an error in this source's own values ("recipe file 'train.json': "); empty for the caller's text.
+struct recipe_layer {
+  std::vector<std::pair<std::string, std::string>> text;
+  std::vector<std::pair<std::string, json_value>> json;
+  std::string origin;
+};
+
+template <class F>
+void in_layer(const recipe_layer& layer, F&& f) {
+  if (layer.origin.empty()) return f();
+  try {
+    f();
+  } catch (const recipe_error& e) {
+    throw recipe_error(layer.origin + e.what());
+  }
+}
+
+template <class Value>
+void check_unique(const std::vector<std::pair<std::string, Value>>& pairs) {
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (pairs[i].first == pairs[j].first) recipe_fail("key '" + printable(pairs[i].first) + "' is given twice");
     }
   }
-  recipe r;
-  for (const auto& p : pairs) {
-    if (p.first == "recipe") r = named_recipe(name_of(p.second));
-  }
-  for (const auto& p : pairs) {
-    if (p.first == "recipe") continue;
-    bool known = false;
-    visit_recipe_fields(r, [&](const field_info& info, auto& field) {
-      if (p.first != info.key) return;
-      known = true;
-      assign(info, p.second, field);
-    });
-    if (!known) {
-      recipe_fail("unknown key '" + printable(p.first) + "'; allowed keys: " + recipe_keys());
-    }
-  }
-  validate(r);
-  return r;
 }
-
-inline std::string text_name(const std::string& s) { return s; }
 
 inline std::string json_name(const json_value& v) {
   if (v.type != json_value::kind::string) {
@@ -168,10 +175,50 @@ inline std::string json_name(const json_value& v) {
   return v.text;
 }
 
-inline recipe apply_text_pairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  return apply_pairs(
-      pairs, [](const field_info& info, const std::string& text, auto& field) { assign_text(info, text, field); },
-      &text_name);
+// Every key but `recipe`, in order, onto r.
+template <class Value, class Assign>
+void apply_values(recipe& r, const std::vector<std::pair<std::string, Value>>& pairs, Assign&& assign) {
+  for (const auto& p : pairs) {
+    if (p.first == "recipe") continue;
+    bool known = false;
+    visit_recipe_fields(r, [&](const field_info& info, auto& field) {
+      if (p.first != info.key) return;
+      known = true;
+      assign(info, p.second, field);
+    });
+    if (!known) recipe_fail("unknown key '" + printable(p.first) + "'; allowed keys: " + recipe_keys());
+  }
+}
+
+// The layers, in order, onto the named base recipe, then validate() on the result.  The base is
+// the last layer's `recipe` key (a command line's over a file's); every other key then applies
+// layer by layer, so a later layer wins key by key.  A key twice in one layer is an error; only
+// the combination has to be valid (a file's fp16 without scaling, completed by --scaling dynamic).
+inline recipe apply_layers(std::initializer_list<const recipe_layer*> layers) {
+  recipe r;
+  for (const recipe_layer* layer : layers) {
+    in_layer(*layer, [&] {
+      check_unique(layer->text);
+      check_unique(layer->json);
+      for (const auto& p : layer->text) {
+        if (p.first == "recipe") r = named_recipe(p.second);
+      }
+      for (const auto& p : layer->json) {
+        if (p.first == "recipe") r = named_recipe(json_name(p.second));
+      }
+    });
+  }
+  for (const recipe_layer* layer : layers) {
+    in_layer(*layer, [&] {
+      apply_values(r, layer->text, [](const field_info& info, const std::string& text, auto& field) {
+        assign_text(info, text, field);
+      });
+      apply_values(r, layer->json,
+                   [](const field_info& info, const json_value& v, auto& field) { assign_json(info, v, field); });
+    });
+  }
+  validate(r);
+  return r;
 }
 
 inline bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-'; }
@@ -182,8 +229,9 @@ inline std::string key_of(std::string_view raw) {
   return key;
 }
 
-inline recipe parse_key_values(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> pairs;
+inline recipe_layer key_values_layer(std::string_view text) {
+  recipe_layer layer;
+  auto& pairs = layer.text;
   const auto separator = [](char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   std::size_t i = 0;
   while (i < text.size()) {
@@ -206,58 +254,102 @@ inline recipe parse_key_values(std::string_view text) {
     if (i == value_start) recipe_fail("key '" + printable(key) + "' has no value");
     pairs.emplace_back(key_of(key), std::string(text.substr(value_start, i - value_start)));
   }
-  return apply_text_pairs(pairs);
+  return layer;
 }
 
-inline recipe parse_flags(const std::vector<std::string_view>& args) {
-  std::vector<std::pair<std::string, std::string>> pairs;
+// What a flag names: nothing of the recipe's, the base recipe, a boolean key, another key.
+enum class flag_kind { none, name, boolean, value };
+
+inline flag_kind kind_of_flag(const std::string& key) {
+  if (key == "recipe") return flag_kind::name;
+  flag_kind kind = flag_kind::none;
   const recipe defaults;
+  visit_recipe_fields(defaults, [&](const field_info& info, const auto& field) {
+    if (key != info.key) return;
+    kind = std::is_same<std::decay_t<decltype(field)>, bool>::value ? flag_kind::boolean : flag_kind::value;
+  });
+  return kind;
+}
+
+// The recipe's flags found in arguments, the --recipe-file path, and the other arguments in order.
+struct flag_scan {
+  recipe_layer flags;
+  std::optional<std::string> file;
+  std::vector<std::string> rest;
+};
+
+// strict: every argument must be a flag (parse_recipe's flags, parse_recipe_args), and a bare
+// boolean takes the next argument as its value unless it is a flag.  Otherwise (known) arguments
+// that are not the recipe's go to `rest`, and a bare boolean takes the next one only when it is
+// true or false: `--autocast data.csv` leaves the program its file.  file_flag: --recipe-file is
+// a flag (main's arguments; never in text, which a file itself may hold).  prefix: the recipe's
+// flags are --<prefix><key> (known only).
+inline flag_scan scan_flags(const std::vector<std::string_view>& args, bool strict, bool file_flag,
+                            std::string_view prefix = {}) {
+  flag_scan out;
+  const std::string own = key_of(prefix);
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
-    if (arg.size() < 3 || arg.substr(0, 2) != "--") {
-      recipe_fail("expected a --flag, found '" + printable(arg) + "'; allowed flags: --" + recipe_keys() +
-                  " (with '-' or '_')");
+    if (!strict && arg == "--") {  // the end of options, for the program's parser to see too
+      for (std::size_t j = i; j < args.size(); ++j) out.rest.emplace_back(args[j]);
+      break;
     }
-    const std::string_view body = arg.substr(2);
+    const bool is_flag = arg.size() >= 3 && arg.substr(0, 2) == "--";
+    const std::string_view body = is_flag ? arg.substr(2) : std::string_view();
     const std::size_t eq = body.find('=');
-    if (eq != std::string_view::npos) {
-      pairs.emplace_back(key_of(body.substr(0, eq)), std::string(body.substr(eq + 1)));
+    std::string key = key_of(body.substr(0, eq));
+    const bool prefixed = key.compare(0, own.size(), own) == 0;
+    if (prefixed) key.erase(0, own.size());
+    const flag_kind kind = is_flag && prefixed ? kind_of_flag(key) : flag_kind::none;
+    const bool is_file = file_flag && is_flag && prefixed && key == "recipe_file";
+    if (!strict && kind == flag_kind::none && !is_file) {
+      out.rest.emplace_back(arg);
       continue;
     }
-    const std::string key = key_of(body);
-    bool is_bool = false;
-    visit_recipe_fields(defaults, [&](const field_info& info, const auto& field) {
-      is_bool |= key == info.key && std::is_same<std::decay_t<decltype(field)>, bool>::value;
-    });
-    const bool has_value = i + 1 < args.size() && args[i + 1].substr(0, 2) != "--";
-    if (is_bool && !has_value) {
-      pairs.emplace_back(key, "true");
-    } else if (!has_value) {
-      recipe_fail("flag --" + printable(body) + " has no value");
+    if (!is_flag) {
+      recipe_fail("expected a --flag, found '" + printable(arg) + "'; allowed flags: --" + recipe_keys() +
+                  (file_flag ? ", recipe_file" : "") + " (with '-' or '_')");
+    }
+    std::string value;
+    if (eq != std::string_view::npos) {
+      value = std::string(body.substr(eq + 1));
     } else {
-      pairs.emplace_back(key, std::string(args[++i]));
+      const bool next = i + 1 < args.size() && args[i + 1].substr(0, 2) != "--";
+      if (next && (kind != flag_kind::boolean || strict || args[i + 1] == "true" || args[i + 1] == "false")) {
+        value = std::string(args[++i]);
+      } else if (kind == flag_kind::boolean) {
+        value = "true";
+      } else {
+        recipe_fail("flag --" + printable(body) + " has no value");
+      }
+    }
+    if (!is_file) {
+      out.flags.text.emplace_back(key, std::move(value));
+    } else if (out.file) {
+      recipe_fail("flag --" + printable(body.substr(0, eq)) + " is given twice");
+    } else if (value.empty()) {
+      recipe_fail("flag --" + printable(body.substr(0, eq)) + " has no value");
+    } else {
+      out.file = std::move(value);
     }
   }
-  return apply_text_pairs(pairs);
+  return out;
 }
 
-inline recipe parse_json_recipe(std::string_view text) {
-  const json_value doc = parse_json(text);
+inline recipe_layer json_layer(std::string_view text) {
+  json_value doc = parse_json(text);
   if (doc.type != json_value::kind::object) {
     recipe_fail(std::string("a JSON recipe is an object of keys; this one is ") + to_string(doc.type));
   }
-  return apply_pairs(
-      doc.members, [](const field_info& info, const json_value& v, auto& field) { assign_json(info, v, field); },
-      &json_name);
+  recipe_layer layer;
+  layer.json = std::move(doc.members);
+  return layer;
 }
 
-}  // namespace session_detail
-
-inline recipe parse_recipe(std::string_view text) {
-  using session_detail::recipe_fail;
-  if (text.size() > session_detail::json_text_limit) {
-    recipe_fail(std::to_string(text.size()) + " bytes of text, the limit is " +
-                std::to_string(session_detail::json_text_limit));
+// Text in any of parse_recipe's forms as one layer.
+inline recipe_layer text_layer(std::string_view text) {
+  if (text.size() > json_text_limit) {
+    recipe_fail(std::to_string(text.size()) + " bytes of text, the limit is " + std::to_string(json_text_limit));
   }
   const std::size_t nul = text.find('\0');
   if (nul != std::string_view::npos) recipe_fail("NUL byte at offset " + std::to_string(nul) + " of the text");
@@ -269,7 +361,7 @@ inline recipe parse_recipe(std::string_view text) {
   }
   const std::size_t last = text.find_last_not_of(" \t\r\n");
   const std::string_view body = text.substr(first, last - first + 1);
-  if (body.front() == '{' || body.front() == '[') return session_detail::parse_json_recipe(text);
+  if (body.front() == '{' || body.front() == '[') return json_layer(text);
   if (body.substr(0, 2) == "--") {
     std::vector<std::string_view> args;
     std::size_t i = 0;
@@ -280,27 +372,86 @@ inline recipe parse_recipe(std::string_view text) {
       args.push_back(body.substr(start, end - start));
       i = end;
     }
-    return session_detail::parse_flags(args);
+    return scan_flags(args, true, false).flags;
   }
-  if (body.find('=') != std::string_view::npos) return session_detail::parse_key_values(body);
-  return session_detail::named_recipe(body);
+  if (body.find('=') != std::string_view::npos) return key_values_layer(body);
+  recipe_layer layer;
+  layer.text.emplace_back("recipe", std::string(body));
+  return layer;
 }
 
-// Flags from main's arguments, from argv[first] on; every argument must be a recipe flag.
-inline recipe parse_recipe_args(int argc, const char* const* argv, int first = 1) {
+// A file's text: at most json_text_limit + 1 bytes are read, so that text_layer names the limit.
+inline std::string read_recipe_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw recipe_error("recipe file '" + path + "' cannot be opened");
+  std::string text(json_text_limit + 1, '\0');
+  in.read(&text[0], static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw recipe_error("recipe file '" + path + "' cannot be read");
+  return text;
+}
+
+inline std::vector<std::string_view> main_arguments(const char* function, int argc, const char* const* argv,
+                                                    int first) {
+  if (first < 0) recipe_fail(std::string(function) + ": first is " + std::to_string(first) + "; allowed: >= 0");
+  if (argv == nullptr && argc > first) {
+    recipe_fail(std::string(function) + ": argv is null with argc = " + std::to_string(argc));
+  }
   std::vector<std::string_view> args;
   for (int i = first; i < argc; ++i) args.emplace_back(argv[i] != nullptr ? argv[i] : "");
-  return session_detail::parse_flags(args);
+  return args;
+}
+
+// The scanned flags over the --recipe-file's values, if one was given.
+inline recipe apply_scan(const flag_scan& scan) {
+  if (!scan.file) return apply_layers({&scan.flags});
+  const std::string origin = "recipe file '" + *scan.file + "': ";
+  const std::string text = read_recipe_file(*scan.file);
+  recipe_layer file;
+  try {
+    file = text_layer(text);
+  } catch (const recipe_error& e) {
+    throw recipe_error(origin + e.what());
+  }
+  file.origin = origin;
+  return apply_layers({&file, &scan.flags});
+}
+
+}  // namespace session_detail
+
+inline recipe parse_recipe(std::string_view text) {
+  const session_detail::recipe_layer layer = session_detail::text_layer(text);
+  return session_detail::apply_layers({&layer});
+}
+
+// Flags from main's arguments, from argv[first] on; every argument must be a recipe flag
+// (--recipe-file PATH included: the file's values first, the other flags over them).
+inline recipe parse_recipe_args(int argc, const char* const* argv, int first = 1) {
+  const auto args = session_detail::main_arguments("parse_recipe_args", argc, argv, first);
+  return session_detail::apply_scan(session_detail::scan_flags(args, true, true));
+}
+
+// The recipe, and main's other arguments (from argv[first] on) for the program's own parser.
+struct recipe_args {
+  recipe parsed;
+  std::vector<std::string> rest;  // untouched and in order; "--" and everything after it included
+};
+
+// The recipe's own flags from main's arguments; the others are left in `rest`.  With a prefix
+// ("amp-") the recipe's flags are --amp-precision, --amp-seed, --amp-recipe-file ..., so that a
+// program's own --seed stays the program's.  A recipe flag with a bad or missing value is an error
+// as in parse_recipe_args; an argument that is not the recipe's never is.
+inline recipe_args parse_known_recipe_args(int argc, const char* const* argv, int first = 1,
+                                           std::string_view prefix = {}) {
+  const auto args = session_detail::main_arguments("parse_known_recipe_args", argc, argv, first);
+  session_detail::flag_scan scan = session_detail::scan_flags(args, false, true, prefix);
+  recipe_args out{session_detail::apply_scan(scan), std::move(scan.rest)};
+  return out;
 }
 
 // A recipe file: JSON, key=value text, flags or a name (as parse_recipe), at most 1 MiB.
 inline recipe parse_recipe_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw recipe_error("recipe file '" + path + "' cannot be opened");
-  std::string text(session_detail::json_text_limit + 1, '\0');
-  in.read(&text[0], static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) throw recipe_error("recipe file '" + path + "' cannot be read");
+  const std::string text = session_detail::read_recipe_file(path);
   try {
     return parse_recipe(text);
   } catch (const recipe_error& e) {

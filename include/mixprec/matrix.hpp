@@ -62,6 +62,11 @@ inline std::size_t checked_element_count(std::size_t rows, std::size_t cols, con
   throw dtype_mismatch(std::string(what) + ": the matrix holds " + to_string(held) + ", not " + to_string(asked));
 }
 
+// The tag of matrix's constructor that leaves the bytes unset.
+struct no_fill_t {
+  explicit no_fill_t() = default;
+};
+
 }  // namespace detail
 
 class matrix_view {
@@ -156,7 +161,7 @@ class matrix {
         cols_(cols),
         storage_(allocate(detail::checked_element_count(rows, cols, "matrix") * size_of(type))) {}
 
-  matrix(const matrix& other) : matrix(other.type_, other.rows_, other.cols_) {
+  matrix(const matrix& other) : matrix(other.type_, other.rows_, other.cols_, detail::no_fill_t{}) {
     if (bytes() != 0) std::memcpy(storage_.get(), other.storage_.get(), bytes());
   }
   matrix& operator=(const matrix& other) {
@@ -208,17 +213,28 @@ class matrix {
   float value(std::size_t i, std::size_t j) const { return view().value(i, j); }
 
   // This matrix in another dtype (a copy when `to` is the same).
-  matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) const;
+  matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) const&;
+  // On a temporary, the matrix itself when it already has dtype `to` and overflow::non_finite
+  // keeps every code (what the copy would hold): a backward pass's result needs no second buffer.
+  matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) &&;
+
+  // rows × cols of `type` whose bytes are left unset: for the library's own code that writes
+  // every element next (a zero fill first was a tenth of a training step, docs/performance.md).
+  matrix(dtype type, std::size_t rows, std::size_t cols, detail::no_fill_t)
+      : type_(type),
+        rows_(rows),
+        cols_(cols),
+        storage_(allocate(detail::checked_element_count(rows, cols, "matrix") * size_of(type), false)) {}
 
  private:
   struct aligned_delete {
     void operator()(unsigned char* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
   };
   using storage = std::unique_ptr<unsigned char[], aligned_delete>;
-  static storage allocate(std::size_t bytes) {
+  static storage allocate(std::size_t bytes, bool zero = true) {
     if (bytes == 0) return storage();
     storage s(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{64})));
-    std::memset(s.get(), 0, bytes);
+    if (zero) std::memset(s.get(), 0, bytes);
     return s;
   }
 
@@ -259,7 +275,7 @@ inline void write_row_from_float(const float* in, std::size_t n, dtype to, void*
 // rounds); other layouts element by element with the same scalar conversion.
 inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::nearest_even,
                       overflow o = overflow::non_finite) {
-  matrix result(to, from.rows(), from.cols());
+  matrix result(to, from.rows(), from.cols(), detail::no_fill_t{});  // every element is written below
   if (result.empty()) return result;
   const std::size_t cols = from.cols(), element_bytes = size_of(to);
   auto* target = static_cast<unsigned char*>(result.raw_data());
@@ -285,6 +301,11 @@ inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::
 
 inline matrix matrix::copy_of(const matrix_view& v) { return convert(v, v.type()); }
 
-inline matrix matrix::to(dtype to, rounding r, overflow o) const { return convert(view(), to, r, o); }
+inline matrix matrix::to(dtype to, rounding r, overflow o) const& { return convert(view(), to, r, o); }
+
+inline matrix matrix::to(dtype to, rounding r, overflow o) && {
+  if (to == type_ && o == overflow::non_finite) return std::move(*this);
+  return convert(view(), to, r, o);
+}
 
 }  // namespace mixprec

@@ -92,7 +92,7 @@ inline matrix round_into(const std::vector<float>& values, std::size_t rows, std
 
 // A double buffer rounded once into dtype r (never through float: no double rounding).
 inline matrix round_into(const std::vector<double>& values, std::size_t rows, std::size_t cols, dtype r) {
-  matrix result(r, rows, cols);
+  matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every element is written below
   visit_dtype(r, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = result.data<T>();

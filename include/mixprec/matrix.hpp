@@ -145,6 +145,12 @@ class matrix_view {
   bool rows_contiguous() const noexcept { return col_stride_ == 1 || cols_ <= 1; }
 
  private:
+  friend class matrix;
+  struct checked_shape_t {};
+  // A matrix's own storage, whose shape its constructor checked: no checks, nothing thrown.
+  matrix_view(const void* data, dtype type, std::size_t rows, std::size_t cols, checked_shape_t) noexcept
+      : data_(data), type_(type), rows_(rows), cols_(cols), row_stride_(cols), col_stride_(1) {}
+
   const void* data_ = nullptr;
   dtype type_ = dtype::float32;
   std::size_t rows_ = 0, cols_ = 0, row_stride_ = 0, col_stride_ = 1;
@@ -207,7 +213,9 @@ class matrix {
 
   // An empty matrix keeps its shape (0 × 64 stays 0 × 64): ops check shapes on views, and a
   // 0-row batch is a valid input there, as it is for PyTorch.
-  matrix_view view() const noexcept { return matrix_view(raw_data(), type_, rows_, cols_, cols_, 1); }
+  matrix_view view() const noexcept {
+    return matrix_view(raw_data(), type_, rows_, cols_, matrix_view::checked_shape_t{});
+  }
   operator matrix_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
 
   float value(std::size_t i, std::size_t j) const { return view().value(i, j); }

@@ -81,7 +81,7 @@ run_bundle() {
   bundle=$(realpath "$1")
   results=$(realpath -m "$2")
   mkdir -p "$results"
-  local summary="$results/summary.txt" started=$SECONDS failed=0
+  local summary="$results/summary.txt" started=$SECONDS
   : >"$summary"
   note() { printf '%s\n' "$*" | tee -a "$summary"; }
   step() { note "" "==== $* ($((SECONDS - started)) s elapsed)"; }
@@ -94,7 +94,6 @@ run_bundle() {
     if [ $status -eq 0 ]; then
       note "  $name: passed ($((SECONDS - begun)) s)"
     else
-      failed=$((failed + 1))
       [ $status -eq 124 ] && note "  $name: TIMED OUT after $limit s" || note "  $name: FAILED, status $status ($((SECONDS - begun)) s)"
       tail -25 "$results/$name.log" | sed 's/^/    | /' | tee -a "$summary"
     fi
@@ -141,7 +140,6 @@ run_bundle() {
     note "  compute-sanitizer: FAILED (not found)"
   fi
   wait $exhaustive || true
-  # (run_step's failure count lives in the subshells of the background steps: count from the summary)
 
   if [ -x "$bin/nccl_scaler_test" ]; then
     step "4. the device scaler through NCCL (one rank)"
@@ -152,6 +150,8 @@ run_bundle() {
   run_step cuda_benchmark 150 "$bin/cuda_benchmark" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
     --benchmark_min_time=0.2 --benchmark_out="$results/cuda_benchmark.json" --benchmark_out_format=json
 
+  # Counted from the summary: the background steps run in subshells, whose variables stay there.
+  local failed
   failed=$(grep -c -E ': (FAILED|TIMED OUT)' "$summary")
   step "done: $failed step(s) failed; results in $results"
   return "$failed"

@@ -15,8 +15,8 @@
 //
 // Arrays are packed into batches of up to 64 arrays / 320 chunks of 65536 elements (four blocks
 // a chunk), each one launch whose description travels as the kernel's parameter
-// (detail/multi_tensor.hpp): no device memory, no copy, no synchronisation: graph-capturable.  options.threads is a
-// host setting and is ignored here.
+// (detail/multi_tensor.hpp): no device memory, no copy, no synchronisation: graph-capturable.
+// options.threads is a host setting and is ignored here.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -51,6 +51,7 @@ struct is_float : std::is_same<T, float> {};
 // bound object `one(x)` and `pair(x0, x1, y0, y1)`.
 template <class From, class To>
 struct convert_op {
+  static constexpr bool has_finite_path = false;  // (quantize_op's, below)
   rounding r;
   overflow o;
   __device__ convert_op bind() const { return *this; }
@@ -108,14 +109,10 @@ struct quantize_op : scaled_op<quantize_op<To>> {
   }
 };
 
-template <class Op, class = void>
-struct has_finite_path : std::false_type {};
-template <class Op>
-struct has_finite_path<Op, std::enable_if_t<Op::has_finite_path>> : std::true_type {};
-
 // dequantize_n: float(q) × scale.
 template <class From>
 struct dequantize_op : scaled_op<dequantize_op<From>> {
+  static constexpr bool has_finite_path = false;
   __device__ float one(From q) const { return multiply_like_host(gpu::to_float(q), this->bound_scale); }
   __device__ void pair(From q0, From q1, float& y0, float& y1) const {
     gpu::to_float_pair(q0, q1, y0, y1);
@@ -212,7 +209,7 @@ __global__ void __launch_bounds__(elementwise_block_threads)
       std::memcpy(x, &raw_in[u], sizeof x);
       To y[chunk];
       bool done = false;
-      if constexpr (has_finite_path<Op>::value) {
+      if constexpr (Op::has_finite_path) {
         // quantize: a chunk of finite inputs skips the NaN fix-ups of the product and of the
         // abs-max (compute-bound otherwise: ncu, docs/performance.md).
         bool finite = true;

@@ -81,11 +81,42 @@ MIXPREC_FORCE_INLINE void store_tile(const float (&sums)[32][32], const tile_io&
   }
 }
 
+// The same order as amx_tile without DAZ or FTZ (every product exact, every sum rounded once
+// to nearest even), on float micro-panels: A as depth lines of 32 floats, B as depth lines of 32
+// floats (packing.hpp, pack_float_panels, sequential order).  For tiles the instruction must
+// not see (subnormal bf16 operands, which the instruction flushes); plain C++.
+MIXPREC_FORCE_INLINE void amx_order_tile(std::size_t depth, const float* a, const float* b, const tile_io& io) {
+  alignas(64) float sums[32][32];
+  if (io.partial != nullptr) {
+    for (std::size_t i = 0; i < 32; ++i) std::memcpy(sums[i], io.partial + i * io.partial_ld, sizeof(sums[i]));
+  } else {
+    std::memset(sums, 0, sizeof(sums));
+  }
+  for (std::size_t k0 = 0; k0 < depth; k0 += amx_shape::chunk) {
+    const std::size_t k1 = depth - k0 < amx_shape::chunk ? depth : k0 + amx_shape::chunk;
+    for (std::size_t i = 0; i < 32; ++i) {
+      float even[32] = {}, odd[32] = {};
+      for (std::size_t k = k0; k < k1; ++k) {
+        float* chain = (k - k0) % 2 == 0 ? even : odd;
+        const float element = a[k * 32 + i];
+        for (std::size_t j = 0; j < 32; ++j) chain[j] = std::fma(element, b[k * 32 + j], chain[j]);
+      }
+      for (std::size_t j = 0; j < 32; ++j) sums[i][j] = sums[i][j] + (even[j] + odd[j]);
+    }
+  }
+  store_tile(sums, io);
+}
+
 #if MIXPREC_AMX_HARDWARE
-// store_tile where the CPU has FMA (every CPU with AMX has): the epilogue with beta != 0 is one
-// fma per element, a libm call without the instruction (about 5 % of a bf16 training step).
+// store_tile and amx_order_tile where the CPU has FMA (every CPU with AMX has), for the hardware
+// tiles: std::fma becomes the instruction and the row loops vectorise.  As a libm call per
+// element, the beta != 0 epilogue and the fallback tile were about 5 % of a bf16 training step.
+// Same bits: fma is fma.
 MIXPREC_TARGET_BEGIN("avx2,fma")
 inline void store_tile_fma(const float (&sums)[32][32], const tile_io& io) noexcept { store_tile(sums, io); }
+inline void amx_order_tile_fma(std::size_t depth, const float* a, const float* b, const tile_io& io) {
+  amx_order_tile(depth, a, b, io);
+}
 MIXPREC_TARGET_END
 #endif
 
@@ -119,42 +150,5 @@ bool amx_tile(Tiles& tiles, std::size_t chunks, const std::uint16_t* a, const st
   store_tile(sums, io);
   return true;
 }
-
-// The same order as amx_tile without DAZ or FTZ (every product exact, every sum rounded once
-// to nearest even), on float micro-panels: A as depth lines of 32 floats, B as depth lines of 32
-// floats (packing.hpp, pack_float_panels, sequential order).  For tiles the instruction must
-// not see (subnormal bf16 operands, which the instruction flushes); plain C++.
-MIXPREC_FORCE_INLINE void amx_order_tile(std::size_t depth, const float* a, const float* b, const tile_io& io) {
-  alignas(64) float sums[32][32];
-  if (io.partial != nullptr) {
-    for (std::size_t i = 0; i < 32; ++i) std::memcpy(sums[i], io.partial + i * io.partial_ld, sizeof(sums[i]));
-  } else {
-    std::memset(sums, 0, sizeof(sums));
-  }
-  for (std::size_t k0 = 0; k0 < depth; k0 += amx_shape::chunk) {
-    const std::size_t k1 = depth - k0 < amx_shape::chunk ? depth : k0 + amx_shape::chunk;
-    for (std::size_t i = 0; i < 32; ++i) {
-      float even[32] = {}, odd[32] = {};
-      for (std::size_t k = k0; k < k1; ++k) {
-        float* chain = (k - k0) % 2 == 0 ? even : odd;
-        const float element = a[k * 32 + i];
-        for (std::size_t j = 0; j < 32; ++j) chain[j] = std::fma(element, b[k * 32 + j], chain[j]);
-      }
-      for (std::size_t j = 0; j < 32; ++j) sums[i][j] = sums[i][j] + (even[j] + odd[j]);
-    }
-  }
-  store_tile(sums, io);
-}
-
-#if MIXPREC_AMX_HARDWARE
-// amx_order_tile where the CPU has FMA: std::fma becomes the instruction and the row loops
-// vectorise.  As a libm call per element it was about 5 % of a
-// bf16 training step on an AMX machine.  Same bits: fma is fma.
-MIXPREC_TARGET_BEGIN("avx2,fma")
-inline void amx_order_tile_fma(std::size_t depth, const float* a, const float* b, const tile_io& io) {
-  amx_order_tile(depth, a, b, io);
-}
-MIXPREC_TARGET_END
-#endif
 
 }  // namespace mixprec::detail

@@ -20,6 +20,7 @@
 #include "minifloat.hpp"
 #include "mx/mx.hpp"
 #include "ops/ops.hpp"
+#include "optim/optim.hpp"
 #include "rounding.hpp"
 #include "scaling/fp8/fp8.hpp"
 #include "scaling/scaling.hpp"

@@ -35,11 +35,6 @@ using mixprec::parameter;
 
 enum class precision { fp32, fp16, bf16, fp8, mxfp8 };
 
-// The autocast dtype of a precision (float32: autocast off; fp8 and MX layers do not use it).
-inline dtype autocast_dtype(precision p) {
-  return p == precision::fp16 ? dtype::float16 : p == precision::bf16 ? dtype::bfloat16 : dtype::float32;
-}
-
 struct layer_sizes {
   std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
   std::size_t linear_layers() const { return hidden_layers + 1; }

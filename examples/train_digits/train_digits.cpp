@@ -1,9 +1,9 @@
 // train_digits: an MLP on the UCI handwritten digits, trained in fp32, fp16, bf16, fp8 (Transformer
-// Engine's delayed scaling) or MXFP8, with or without loss scaling — mixprec's autocast,
-// operations and loss_scaler in a real training loop.
+// Engine's delayed scaling) or MXFP8, with or without loss scaling — mixprec's operations in a
+// training loop on one precision_session (parameters, gradients, SGD, loss scaling).
 //
 //   train_digits --precision fp16 --scaling dynamic      one run, a line per epoch
-//   train_digits --compare --json results.json --svg curves.svg
+//   train_digits --compare --json results.json --svg curves.svg    every recipe, 3 seeds
 //   train_digits --benchmark --hidden 512 --layers 2 --batch 256 --steps 200 --precision bf16
 //                                                        median ms per optimizer step
 //
@@ -51,27 +51,60 @@ scaling parse_scaling(const std::string& name) {
 
 std::string bytes_text(std::size_t bytes) { return format_number(static_cast<double>(bytes) / 1024.0, 3) + " KiB"; }
 
-text_table comparison_table(const std::vector<run_result>& runs) {
+// The mean, min and max of f over the runs of one recipe (one run per seed).
+struct spread {
+  double mean = 0, min = 0, max = 0;
+};
+template <class F>
+spread over_seeds(const std::vector<run_result>& seeds, F f) {
+  spread s{0, f(seeds.front()), f(seeds.front())};
+  for (const run_result& run : seeds) {
+    const double v = f(run);
+    s.mean += v / static_cast<double>(seeds.size());
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+  }
+  return s;
+}
+
+// One row per recipe: each figure the mean over the seeds, test accuracy and time with min and max.
+text_table comparison_table(const std::vector<std::vector<run_result>>& by_recipe) {
   text_table table({{"precision", "precision", column_kind::text},
                     {"scaling", "scaling", column_kind::text},
+                    {"seeds", "seeds"},
                     {"test_accuracy", "test acc. %"},
+                    {"test_accuracy_min", "min"},
+                    {"test_accuracy_max", "max"},
                     {"train_accuracy", "train acc. %"},
                     {"best_loss", "best loss"},
                     {"skipped_steps", "skipped"},
                     {"final_scale", "final scale"},
                     {"flushed_gradients", "grads flushed", column_kind::text},
                     {"seconds", "time s"},
+                    {"seconds_min", "min"},
+                    {"seconds_max", "max"},
                     {"weight_memory", "weights (master + casts)", column_kind::text},
                     {"activation_memory", "activations / batch", column_kind::text}});
-  for (const run_result& run : runs) {
-    const epoch_record& last = run.epochs.back();
-    const bool flush_measured = run.r.p == precision::fp16 || run.r.p == precision::bf16;
-    table.add_row({to_string(run.r.p), to_string(run.r.s), format_number(100 * last.test_accuracy, 4),
-                   format_number(100 * last.train_accuracy, 4), format_number(run.best_loss(), 4),
-                   std::to_string(last.skipped), format_number(last.scale, 6),
-                   flush_measured ? format_percent(last.flushed) : "-", format_number(last.seconds, 3),
-                   bytes_text(run.master_bytes) + " + " + bytes_text(run.cast_bytes),
-                   bytes_text(run.activation_bytes)});
+  for (const std::vector<run_result>& seeds : by_recipe) {
+    const run_result& first = seeds.front();
+    const auto last = [](const run_result& run) -> const epoch_record& { return run.epochs.back(); };
+    const spread test = over_seeds(seeds, [&](const run_result& run) { return 100 * last(run).test_accuracy; });
+    const spread seconds = over_seeds(seeds, [&](const run_result& run) { return last(run).seconds; });
+    const bool flush_measured = first.r.p == precision::fp16 || first.r.p == precision::bf16;
+    const double flushed = over_seeds(seeds, [&](const run_result& run) { return last(run).flushed; }).mean;
+    table.add_row(
+        {to_string(first.r.p), to_string(first.r.s), std::to_string(seeds.size()), format_number(test.mean, 4),
+         format_number(test.min, 4), format_number(test.max, 4),
+         format_number(over_seeds(seeds, [&](const run_result& run) { return 100 * last(run).train_accuracy; }).mean, 4),
+         format_number(over_seeds(seeds, [](const run_result& run) { return run.best_loss(); }).mean, 4),
+         format_number(
+             over_seeds(seeds, [&](const run_result& run) { return static_cast<double>(last(run).skipped); }).mean, 4),
+         format_number(over_seeds(seeds, [&](const run_result& run) { return static_cast<double>(last(run).scale); })
+                           .mean,
+                       6),
+         flush_measured ? format_percent(flushed) : "-", format_number(seconds.mean, 3), format_number(seconds.min, 3),
+         format_number(seconds.max, 3), bytes_text(first.master_bytes) + " + " + bytes_text(first.cast_bytes),
+         bytes_text(first.activation_bytes)});
   }
   return table;
 }
@@ -158,12 +191,12 @@ int benchmark(const recipe& r, const benchmark_settings& b, const digits_split& 
 
 int run(int argc, char** argv) {
   std::string precision_name = "fp32", scaling_name, json_path, csv_path, svg_path, data_path = default_digits_path();
-  long epochs = 20, seed = 1, shift = 18;
+  long epochs = 20, seed = 1, shift = 18, seeds = 3;
   bool compare = false, quick = false, benchmark_mode = false;
   benchmark_settings bench;
   command_line options("train_digits",
                        "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8 or MXFP8, with or without loss "
-                       "scaling (mixprec autocast, operations and loss_scaler).");
+                       "scaling (mixprec operations on a precision_session).");
   options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8"}, "the recipe's precision (fp32)",
                  precision_name);
   options.choice("--scaling", {"none", "static", "dynamic", "hysteresis"},
@@ -171,7 +204,9 @@ int run(int argc, char** argv) {
   options.integer("--epochs", "N", "training epochs (20; --quick: 8)", 1, 1000, epochs);
   options.integer("--seed", "S", "seed of the weights and the batch order (1)", 0, 1L << 40, seed);
   options.integer("--gradient-shift", "N", "loss x 2^-N, learning rate x 2^N (18; 0: the plain loss)", 0, 60, shift);
-  options.flag("--compare", "run every recipe and print them side by side", compare);
+  options.flag("--compare", "run every recipe at several seeds and print them side by side", compare);
+  options.integer("--seeds", "N", "--compare: seeds per recipe, S to S+N-1 (3); the table gives mean, min, max", 1,
+                  100, seeds);
   options.flag("--quick", "8 epochs (for tests)", quick);
   options.value("--json", "FILE", "write the comparison table as JSON", json_path);
   options.value("--csv", "FILE", "write the loss and scale of every step as CSV", csv_path);
@@ -213,27 +248,38 @@ int run(int argc, char** argv) {
   }
   std::printf(
       "UCI digits: %zu training and %zu test images; MLP 64-128-128-10, ReLU, SGD momentum 0.9, batch %zu, "
-      "%d epochs, seed %llu\n",
-      data.train.size(), data.test.size(), o.batch, o.epochs, static_cast<unsigned long long>(o.seed));
+      "%d epochs, seed %llu%s\n",
+      data.train.size(), data.test.size(), o.batch, o.epochs, static_cast<unsigned long long>(o.seed),
+      compare && seeds > 1 ? (" to " + std::to_string(o.seed + static_cast<std::uint64_t>(seeds) - 1)).c_str() : "");
   if (o.gradient_shift > 0) {
     std::printf(
         "Loss x 2^-%d, learning rate x 2^%d: the fp32 run is unchanged, every gradient is 2^%d times smaller "
         "(the regime where fp16 needs loss scaling; --gradient-shift 0 for the plain loss)\n",
         o.gradient_shift, o.gradient_shift, o.gradient_shift);
   }
+  // --compare: every recipe at seeds S, S+1, ... (--seeds); the curves are those of the first seed.
+  const long seed_count = compare ? seeds : 1;
+  std::vector<std::vector<run_result>> by_recipe;
   std::vector<run_result> runs;
   for (const recipe& r : recipes) {
-    std::printf("\n%s\n", r.name().c_str());
-    runs.push_back(train(r, data, o, [&](const epoch_record& e) {
-      if (compare && e.epoch != o.epochs) return;
-      std::printf("  epoch %3d  loss %.4f  train %.2f%%  test %.2f%%  scale %g  skipped %lld  %.2f s%s\n", e.epoch,
-                  e.loss, 100 * e.train_accuracy, 100 * e.test_accuracy, static_cast<double>(e.scale),
-                  static_cast<long long>(e.skipped), e.seconds,
-                  e.flushed > 0 ? ("  flushed " + format_percent(e.flushed)).c_str() : "");
-      std::fflush(stdout);
-    }));
+    by_recipe.emplace_back();
+    for (long k = 0; k < seed_count; ++k) {
+      training_options seeded = o;
+      seeded.seed = o.seed + static_cast<std::uint64_t>(k);
+      std::printf("\n%s%s\n", r.name().c_str(),
+                  seed_count > 1 ? (", seed " + std::to_string(seeded.seed)).c_str() : "");
+      by_recipe.back().push_back(train(r, data, seeded, [&](const epoch_record& e) {
+        if (compare && e.epoch != o.epochs) return;
+        std::printf("  epoch %3d  loss %.4f  train %.2f%%  test %.2f%%  scale %g  skipped %lld  %.2f s%s\n", e.epoch,
+                    e.loss, 100 * e.train_accuracy, 100 * e.test_accuracy, static_cast<double>(e.scale),
+                    static_cast<long long>(e.skipped), e.seconds,
+                    e.flushed > 0 ? ("  flushed " + format_percent(e.flushed)).c_str() : "");
+        std::fflush(stdout);
+      }));
+    }
+    runs.push_back(by_recipe.back().front());
   }
-  const text_table table = comparison_table(runs);
+  const text_table table = comparison_table(by_recipe);
   if (compare) std::printf("\n%s", to_aligned_text(table).c_str());
   if (!json_path.empty()) write_text_file(json_path, to_json(table) + "\n");
   if (!csv_path.empty()) write_text_file(csv_path, curves_csv(runs));

@@ -1,19 +1,17 @@
 // One training run of train_digits: a recipe (precision and loss scaling), the data, and the
-// loop that uses mixprec's autocast and loss_scaler the way a training script does.
-//
-// Each step: forward under autocast (or the fp8 / MX layers), the loss scaled by the loss
-// scaler, backward, unscale with the inf/NaN check, the optimizer step unless that check failed,
-// the scaler's update, and (fp8) the end-of-step update of the delayed-scaling recipe.
+// loop, written on mixprec's one training API: a precision_session that holds the parameters,
+// their gradients and the optimizer, and runs each step in one train_step call.
 #pragma once
 
 #include <mixprec/mixprec.hpp>
+#include <mixprec/optim/optim.hpp>
+#include <mixprec/session/session.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "common/digits.hpp"
@@ -111,32 +109,35 @@ struct run_result {
   }
 };
 
-// The four scalers behind one type; the training step visits the one in use.
-using any_scaler =
-    std::variant<mixprec::loss_scaler<mixprec::no_scaling>, mixprec::loss_scaler<mixprec::static_scaling>,
-                 mixprec::loss_scaler<mixprec::dynamic_scaling>, mixprec::loss_scaler<mixprec::hysteresis_scaling>>;
-
-inline any_scaler make_scaler(scaling s, const training_options& o) {
-  switch (s) {
+// The session recipe of a train_digits recipe: mixprec's named recipe of that precision, with the
+// scaling asked for.  MXFP8 trains its linear layers in MX blocks (ops::mx_linear) and everything
+// else in float32, so its session recipe is fp32's (no autocast, no loss scaling).  fp16 without
+// scaling is the experiment that shows the underflow, so it turns the recipe's safety check off.
+inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
+  mixprec::recipe s = r.p == precision::fp16  ? mixprec::recipes::fp16()
+                      : r.p == precision::bf16 ? mixprec::recipes::bf16()
+                      : r.p == precision::fp8  ? mixprec::recipes::fp8()
+                                               : mixprec::recipes::fp32();
+  s.name = r.name();
+  switch (r.s) {
     case scaling::none:
-      return mixprec::loss_scaler<mixprec::no_scaling>{};
-    case scaling::fixed: {
-      mixprec::static_scaling policy;
-      policy.scale = o.static_scale;
-      return mixprec::loss_scaler<mixprec::static_scaling>{policy};
-    }
-    case scaling::dynamic: {
-      mixprec::dynamic_scaling policy;
-      policy.growth_interval = o.growth_interval;
-      return mixprec::loss_scaler<mixprec::dynamic_scaling>{policy};
-    }
-    case scaling::hysteresis: {
-      mixprec::hysteresis_scaling policy;  // Megatron-LM's rules
-      policy.growth_interval = o.growth_interval;
-      return mixprec::loss_scaler<mixprec::hysteresis_scaling>{policy};
-    }
+      s.scaling = mixprec::loss_scaling_mode::none;
+      s.safe = false;
+      break;
+    case scaling::fixed:
+      s.scaling = mixprec::loss_scaling_mode::fixed;
+      s.static_scale = o.static_scale;
+      break;
+    case scaling::dynamic:
+      s.scaling = mixprec::loss_scaling_mode::dynamic;
+      s.growth_interval = o.growth_interval;
+      break;
+    case scaling::hysteresis:  // Megatron-LM's rules
+      s.scaling = mixprec::loss_scaling_mode::hysteresis;
+      s.growth_interval = o.growth_interval;
+      break;
   }
-  return mixprec::loss_scaler<mixprec::no_scaling>{};
+  return s;
 }
 
 // The images of `part` listed in `rows` as a batch: pixels scaled to [0, 1].
@@ -158,14 +159,14 @@ inline matrix batch_of(const mixprec_example::digits_data& part, const std::vect
 // The share of `part` the model classifies right (forward in the recipe's precision; an fp8
 // recipe's state is copied so that evaluating does not move its amax histories).
 inline double accuracy(const mlp& model, const mixprec_example::digits_data& part, precision p,
-                       const ops::fp8_training* fp8) {
+                       const ops::fp8_training* fp8, dtype autocast) {
   std::vector<std::size_t> all(part.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<int> labels;
   const matrix x = batch_of(part, all, 0, all.size(), labels);
   std::optional<ops::fp8_training> fp8_copy;
   if (fp8 != nullptr) fp8_copy = *fp8;
-  mixprec::dynamic_autocast_scope amp(autocast_dtype(p));
+  mixprec::dynamic_autocast_scope amp(autocast);
   const matrix logits = model.forward(x, p, fp8_copy ? &*fp8_copy : nullptr).logits.to(dtype::float32);
   std::size_t right = 0;
   for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -176,22 +177,27 @@ inline double accuracy(const mlp& model, const mixprec_example::digits_data& par
   return static_cast<double>(right) / static_cast<double>(labels.size());
 }
 
+// One run: the model's parameters registered with a precision_session of the recipe, SGD with
+// momentum as the session's optimizer, and each step one train_step: forward (in the recipe's
+// autocast scope, or through the fp8 / MX layers), backward from the scaled loss into the
+// session's gradient buffers, then unscale, check, SGD or skip, scaler update, fp8 update.
 inline run_result train(const recipe& r, const mixprec_example::digits_split& data, const training_options& o,
                         const std::function<void(const epoch_record&)>& on_epoch) {
   run_result result;
   result.r = r;
   mlp model(o.sizes, o.seed);
   result.master_bytes = model.master_bytes();
-  std::vector<matrix> velocity;
+  mixprec::precision_session amp(session_recipe(r, o));
   for (std::size_t l = 0; l < model.layers(); ++l) {
-    velocity.push_back(matrix(dtype::float32, model.weight(l).value().rows(), model.weight(l).value().cols()));
-    velocity.push_back(matrix(dtype::float32, 1, model.bias(l).value().cols()));
+    amp.add_parameter(model.weight(l));
+    amp.add_parameter(model.bias(l));
   }
-  any_scaler scaler = make_scaler(r.s, o);
-  std::optional<ops::fp8_training> fp8;
-  if (r.p == precision::fp8) fp8.emplace(mixprec::delayed_scaling{}, model.layers());
   const float shift = std::ldexp(1.0f, -o.gradient_shift);
-  const float learning_rate = o.learning_rate / shift;  // exact: a power of two
+  mixprec::optim::sgd_options sgd;
+  sgd.lr = o.learning_rate / shift;  // exact: a power of two
+  sgd.momentum = o.momentum;
+  amp.use_optimizer(mixprec::optim::sgd(sgd));
+  ops::fp8_training* fp8 = r.p == precision::fp8 ? &amp.use_fp8_layers(model.layers()) : nullptr;
   const bool measure_flush = o.measure_flush && (r.p == precision::fp16 || r.p == precision::bf16);
 
   mixprec_example::reproducible_random shuffler(o.seed ^ 0x5eedu);
@@ -202,7 +208,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
     return std::chrono::duration<double>(clock::now() - t).count();
   };
   double training_seconds = 0;
-  std::int64_t step = 0, skipped = 0;
+  std::int64_t step = 0;
   for (int epoch = 1; epoch <= o.epochs && (o.max_steps == 0 || step < o.max_steps); ++epoch) {
     shuffler.shuffle(order);
     double loss_sum = 0, flushed_sum = 0;
@@ -218,68 +224,42 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
       const auto step_start = clock::now();
       double diagnostics = 0;  // seconds spent measuring inside the step, taken off its time
-      std::visit(
-          [&](auto& s) {
-            const float scale = s.get_scale();
-            std::vector<ops::linear_grads> grads;
-            double loss = 0;
-            {
-              mixprec::dynamic_autocast_scope amp(autocast_dtype(r.p));
-              const activations a = model.forward(x, r.p, fp8 ? &*fp8 : nullptr);
-              loss = ops::cross_entropy(a.logits, labels);
-              // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
-              const float grad_loss = scale * shift;
-              grads = model.backward(a, x, labels, grad_loss, r.p, fp8 ? &*fp8 : nullptr);
-              if (measure_flush) {
-                const auto measuring = clock::now();
-                flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
-                diagnostics += seconds_since(measuring);
-              }
-              result.activation_bytes = a.bytes();
-              result.cast_bytes = mixprec::autocast_cache_statistics().bytes;
-            }
-            std::vector<mixprec::gradient_view> views;
-            for (auto& g : grads) {
-              views.emplace_back(g.weight.data<float>(), g.weight.size());
-              views.emplace_back(g.bias.data<float>(), g.bias.size());
-            }
-            const bool finite = s.unscale(views);
-            s.step([&] {  // SGD with momentum on the float32 masters
-              for (std::size_t l = 0; l < model.layers(); ++l) {
-                const matrix* gradient[2] = {&grads[l].weight, &grads[l].bias};
-                parameter* target[2] = {&model.weight(l), &model.bias(l)};
-                for (std::size_t k = 0; k < 2; ++k) {
-                  float* v = velocity[2 * l + k].data<float>();
-                  const float* g = gradient[k]->data<float>();
-                  target[k]->modify([&](matrix& w) {
-                    float* p = w.data<float>();
-                    for (std::size_t i = 0; i < w.size(); ++i) {
-                      v[i] = o.momentum * v[i] + g[i];
-                      p[i] -= learning_rate * v[i];
-                    }
-                  });
-                }
-              }
-            });
-            s.update();
-            if (fp8) fp8->update();
-            skipped += finite ? 0 : 1;
-            loss_sum += loss;
-            result.steps.push_back({step, loss, scale, !finite});
+      activations a;
+      const mixprec::step_result s = amp.train_step(
+          [&] {
+            a = model.forward(x, r.p, fp8);
+            return ops::cross_entropy(a.logits, labels);
           },
-          scaler);
+          [&](const mixprec::backward_context& b) {
+            // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
+            const float grad_loss = b.loss_gradient * shift;
+            const std::vector<ops::linear_grads> grads = model.backward(a, x, labels, grad_loss, r.p, fp8);
+            for (std::size_t l = 0; l < model.layers(); ++l) {
+              amp.accumulate_gradient(model.weight(l), grads[l].weight);
+              amp.accumulate_gradient(model.bias(l), grads[l].bias);
+            }
+            if (measure_flush) {
+              const auto measuring = clock::now();
+              flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
+              diagnostics += seconds_since(measuring);
+            }
+            result.activation_bytes = a.bytes();
+            result.cast_bytes = mixprec::autocast_cache_statistics().bytes;
+          });
       result.step_seconds.push_back(seconds_since(step_start) - diagnostics);
       training_seconds += result.step_seconds.back();
+      loss_sum += s.loss;
+      result.steps.push_back({step, s.loss, s.scale, s.skipped});
     }
     epoch_record e;
     e.epoch = epoch;
     e.loss = loss_sum / static_cast<double>(batches);
     if (o.evaluate) {
-      e.train_accuracy = accuracy(model, data.train, r.p, fp8 ? &*fp8 : nullptr);
-      e.test_accuracy = accuracy(model, data.test, r.p, fp8 ? &*fp8 : nullptr);
+      e.train_accuracy = accuracy(model, data.train, r.p, fp8, amp.autocast_dtype());
+      e.test_accuracy = accuracy(model, data.test, r.p, fp8, amp.autocast_dtype());
     }
-    e.scale = std::visit([](auto& s) { return s.get_scale(); }, scaler);
-    e.skipped = skipped;
+    e.scale = amp.get_scale();
+    e.skipped = amp.statistics().skipped_steps;
     e.seconds = training_seconds;
     e.flushed = measure_flush ? flushed_sum / static_cast<double>(batches) : 0.0;
     if (o.progress) std::fprintf(stderr, "\r%60s\r", "");

@@ -259,7 +259,7 @@ def check_loss_scaler_tour(binary, scratch):
 
 
 def check_train_digits(binary, scratch):
-    """--compare --quick: the issue's facts at the fixed seed and split (issues 7 and 8)."""
+    """--compare --quick: the issue's facts at the fixed split, as means over 3 seeds (issues 7, 8, 13)."""
     paths = {kind: os.path.join(scratch, "train_digits." + kind) for kind in ("json", "csv", "svg")}
     code, out, err = run(binary, "--compare", "--quick", "--json", paths["json"], "--csv", paths["csv"],
                          "--svg", paths["svg"])
@@ -270,8 +270,13 @@ def check_train_digits(binary, scratch):
         rows = json.load(f)
     check(isinstance(rows, list) and len(rows) == 8, f"the JSON is an array of the 8 recipes (got {rows!r:.200})")
     for row in rows:
-        for key in ("precision", "scaling", "test_accuracy", "skipped_steps", "final_scale"):
+        for key in ("precision", "scaling", "seeds", "test_accuracy", "test_accuracy_min", "test_accuracy_max",
+                    "skipped_steps", "final_scale", "seconds", "seconds_min", "seconds_max"):
             check(key in row, f"every JSON row has '{key}' ({row})")
+        if all(k in row for k in ("seeds", "test_accuracy", "test_accuracy_min", "test_accuracy_max")):
+            check(row["seeds"] == 3, f"--compare runs 3 seeds per recipe ({row})")
+            check(row["test_accuracy_min"] <= row["test_accuracy"] <= row["test_accuracy_max"],
+                  f"min <= mean <= max test accuracy ({row})")
     runs = {(r["precision"], r["scaling"]): r for r in rows}
     fp32 = runs[("fp32", "none")]["test_accuracy"]
     for recipe in [("fp16", "dynamic"), ("bf16", "none"), ("fp8", "none"), ("mxfp8", "none")]:

@@ -364,10 +364,13 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   refused(target, {}, "shorter than the 20-byte frame");
   const std::vector<std::uint8_t> scaler_state = loss_scaler<dynamic_scaling>{}.save_state();
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
-  // Version 1 held no count of scale changes: refused, not read with a made-up one.
-  const std::vector<std::uint8_t> version1 =
-      state_fuzz::framed(session_detail::session_magic, 1, saved.data() + 16, saved.size() - 20);
-  refused(target, version1, "session state is version 1, this build reads up to 2");
+  // Version 1 held no count of scale changes, versions 1 and 2 no parameters or optimizer:
+  // refused, not read with made-up values.
+  for (const std::uint32_t old : {1u, 2u}) {
+    const std::vector<std::uint8_t> older =
+        state_fuzz::framed(session_detail::session_magic, old, saved.data() + 16, saved.size() - 20);
+    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 3");
+  }
 }
 
 TEST_CASE("a session state whose scaler carries other options than the recipe is refused", "[session]") {
@@ -664,10 +667,12 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   s.scaler_updates = 4;
   s.master_bytes = 656;
   s.working_bytes = 328;
+  s.gradient_bytes = 656;
+  s.optimizer_bytes = 1312;
   CHECK(to_json(s) ==
         "{\"total_steps\": 10, \"skipped_steps\": 2, \"overflow_count\": 3, \"current_scale\": 32768, "
         "\"overflow_ratio\": 0.2, \"avg_step_time\": 0.0125, \"scaler_updates\": 4, \"master_bytes\": 656, "
-        "\"working_bytes\": 328}");
+        "\"working_bytes\": 328, \"gradient_bytes\": 656, \"optimizer_bytes\": 1312}");
 
   // A session's own statistics through the library's strict reader (RFC 8259).
   precision_session amp = o2_session(parse_recipe("recipe=O2, growth_interval=2"), 0);
@@ -677,7 +682,8 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   REQUIRE(v.type == session_detail::json_value::kind::object);
   const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count",
                                          "current_scale",  "overflow_ratio", "avg_step_time",
-                                         "scaler_updates", "master_bytes",   "working_bytes"};
+                                         "scaler_updates", "master_bytes",   "working_bytes",
+                                         "gradient_bytes", "optimizer_bytes"};
   REQUIRE(v.members.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     CHECK(v.members[i].first == keys[i]);

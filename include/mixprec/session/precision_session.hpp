@@ -45,7 +45,10 @@
 #include "../scaling/clipping.hpp"
 #include "../scaling/loss_scaler.hpp"
 #include "capabilities.hpp"
+#include "../optim/adamw.hpp"
+#include "../optim/sgd.hpp"
 #include "master_weights.hpp"
+#include "model_parameters.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"
 #include "statistics.hpp"
@@ -54,13 +57,27 @@ namespace mixprec {
 
 using log_sink = std::function<void(const std::string&)>;
 
+// What a backward callback that takes it learns of its micro-batch: the gradient to start the
+// backward pass from (d scaled_loss / d loss: the loss scale, what ops::cross_entropy_backward
+// takes as grad_loss, as PyTorch's scaler.scale(loss).backward() seeds it), the scaled loss
+// itself, and the micro-batch's index.
+struct backward_context {
+  float loss_gradient = 1;
+  float scaled_loss = 0;
+  std::size_t micro_batch = 0;
+};
+
 class precision_session {
  public:
   using scaler_variant = std::variant<loss_scaler<no_scaling>, loss_scaler<static_scaling>,
                                       loss_scaler<dynamic_scaling>, loss_scaler<hysteresis_scaling>>;
 
   explicit precision_session(const recipe& r, log_sink sink = {})
-      : recipe_(checked(r)), scaler_(make_scaler(recipe_)), sink_(std::move(sink)) {
+      : recipe_(checked(r)),
+        scaler_(make_scaler(recipe_)),
+        model_(recipe_.cast_model ? recipe_.working_dtype() : dtype::float32, recipe_.master_weights,
+               recipe_.keep_batchnorm_fp32, recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed)),
+        sink_(std::move(sink)) {
     if (recipe_.master_weights) {
       masters_.emplace(recipe_.working_dtype(), recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed));
     }
@@ -97,6 +114,73 @@ class precision_session {
   master_weights& masters() { return masters_.has_value() ? *masters_ : no_masters(); }
   const master_weights& masters() const { return masters_.has_value() ? *masters_ : no_masters(); }
 
+  // ---- The model: parameters, gradients, optimizer (docs/session.md, "One training loop") ----
+  //
+  //   mixprec::precision_session amp{mixprec::parse_recipe("O2")};
+  //   amp.add_parameter(w1);  amp.add_parameter(b1);  ...           // float32 initial values
+  //   amp.use_optimizer(mixprec::optim::adamw({.lr = 1e-3f}));
+  //   auto r = amp.train_step(
+  //       [&] { a = model.forward(x.to(amp.input_dtype())); return ops::cross_entropy(a.logits, y); },
+  //       [&](const mixprec::backward_context& b) {                  // ops::*_backward from
+  //         dy = ops::cross_entropy_backward(a.logits, y, b.loss_gradient);  ...
+  //         amp.accumulate_gradient(w1, g.weight);  ...              // into the session's buffers
+  //       });
+  //
+  // add_parameter casts the parameter to the dtype the recipe stores it in (cast_model: Apex
+  // O2/O3's model.half()), keeps its fp32 master where the recipe has master weights, and gives
+  // it an fp32 gradient buffer; train_step then zeroes the buffers, runs the micro-batches,
+  // unscales, checks and clips the buffers and, unless the step is skipped, updates every
+  // parameter with the optimizer (model_parameters.hpp says how, per dtype).  Parameters are
+  // registered before the first train_step; indices follow the order of registration.
+  std::size_t add_parameter(parameter& p, parameter_role role = parameter_role::weight) {
+    require_between_steps("add_parameter");
+    if (total_.steps > 0) {
+      throw invalid_argument("precision_session::add_parameter: parameter '" + p.name() + "' added after " +
+                             std::to_string(total_.steps) +
+                             " training steps; register every parameter before the first train_step (its optimizer "
+                             "state and checkpoint layout are fixed from then on)");
+    }
+    const std::size_t i = model_.add(p, role);
+    std::visit([&](auto& o) { register_with(o, i); }, optimizer_);
+    return i;
+  }
+  const model_parameters& parameters() const noexcept { return model_; }
+  // The dtype the model's inputs should come in: the working dtype when the recipe casts the
+  // model (Apex O2/O3 cast the inputs of the model's forward), else float32.
+  dtype input_dtype() const noexcept {
+    return enabled_ && recipe_.cast_model ? recipe_.working_dtype() : dtype::float32;
+  }
+  // The fp32 gradient buffer of a registered parameter, and accumulation into it (any dtype).
+  float* gradient(const parameter& p) { return model_.gradient(model_.index_of(p)); }
+  void accumulate_gradient(const parameter& p, const matrix_view& g) { model_.accumulate(model_.index_of(p), g); }
+
+  // The optimizer that train_step(forward, backward) runs on the registered parameters
+  // (optim::sgd or optim::adamw, fresh: no parameter added to it yet); its state is part of the
+  // session's checkpoint.
+  template <class Optimizer>
+  Optimizer& use_optimizer(Optimizer optimizer) {
+    static_assert(std::is_same<Optimizer, optim::sgd>::value || std::is_same<Optimizer, optim::adamw>::value,
+                  "precision_session::use_optimizer takes optim::sgd or optim::adamw");
+    require_between_steps("use_optimizer");
+    if (total_.steps > 0) {
+      throw invalid_argument("precision_session::use_optimizer: called after " + std::to_string(total_.steps) +
+                             " training steps; choose the optimizer before the first train_step");
+    }
+    if (optimizer.size() != 0) {
+      throw invalid_argument("precision_session::use_optimizer: the optimizer has " +
+                             std::to_string(optimizer.size()) +
+                             " parameters registered already; pass a fresh one (the session registers its own)");
+    }
+    for (std::size_t i = 0; i < model_.size(); ++i) optimizer.add(model_.parameter_size(i));
+    return optimizer_.template emplace<Optimizer>(std::move(optimizer));
+  }
+  template <class Optimizer>
+  Optimizer& optimizer() {
+    if (Optimizer* o = std::get_if<Optimizer>(&optimizer_)) return *o;
+    throw invalid_argument("precision_session::optimizer: the session's optimizer is " +
+                           std::string(optimizer_name()) + ", not the one asked for");
+  }
+
   // fp8 recipes: the delayed-scaling state of `layers` fp8 linear layers (ops/fp8_linear.hpp),
   // updated at the end of every train_step.
   ops::fp8_training& use_fp8_layers(std::size_t layers) {
@@ -124,7 +208,9 @@ class precision_session {
                              ", allowed: 0 (the recipe's accumulation_steps) to " +
                              std::to_string(recipe_accumulation_limit));
     }
+    require_between_steps("train_step");
     const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
+    const step_guard guard(in_step_);
     const auto start = std::chrono::steady_clock::now();
     bool scale_changed = false;
     const auto run = [&](auto& scaler) {
@@ -141,6 +227,33 @@ class precision_session {
       e->scale_changes += scale_changed ? 1 : 0;
     }
     return result;
+  }
+
+  // One optimizer step of the registered parameters with the session's optimizer: the
+  // gradient buffers are zeroed first; backward fills them through accumulate_gradient.
+  template <class Forward, class Backward>
+  step_result train_step(Forward&& forward, Backward&& backward, int micro_batches = 0) {
+    if (model_.size() == 0) {
+      throw invalid_argument(
+          "precision_session::train_step: no parameters registered; call add_parameter() for each model parameter, "
+          "or pass gradients and an optimizer step to the five-argument train_step");
+    }
+    if (std::holds_alternative<std::monostate>(optimizer_)) {
+      throw invalid_argument("precision_session::train_step: no optimizer; call use_optimizer(optim::sgd(...)) or "
+                             "use_optimizer(optim::adamw(...)) first");
+    }
+    require_between_steps("train_step");
+    model_.zero_gradients();
+    if (views_.size() != model_.size()) views_ = model_.gradient_views();
+    return train_step(std::forward<Forward>(forward), std::forward<Backward>(backward), views_, [&] {
+      std::visit(
+          [&](auto& o) {
+            if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
+              model_.update([&](std::size_t i, float* w, const float* g, std::size_t n) { o.step(i, w, g, n); });
+            }
+          },
+          optimizer_);
+    }, micro_batches);
   }
 
   const epoch_statistics& epoch() const noexcept { return epoch_; }
@@ -161,6 +274,21 @@ class precision_session {
       s.master_bytes = masters_->master_bytes();
       s.working_bytes = masters_->working_bytes();
     }
+    s.master_bytes += model_.master_bytes();
+    for (std::size_t i = 0; i < model_.size(); ++i) {
+      const matrix& v = model_.at(i).value();
+      s.working_bytes += v.type() == dtype::float32 ? 0 : v.bytes();
+    }
+    s.gradient_bytes = model_.gradient_bytes();
+    s.optimizer_bytes = std::visit(
+        [](const auto& o) -> std::size_t {
+          if constexpr (std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
+            return 0;
+          } else {
+            return o.state_bytes();
+          }
+        },
+        optimizer_);
     return s;
   }
   // Logs and returns this epoch's statistics, and starts the next epoch.
@@ -216,6 +344,39 @@ class precision_session {
   void load(const std::string& path);
 
  private:
+  using optimizer_variant = std::variant<std::monostate, optim::sgd, optim::adamw>;
+
+  // Sets a flag for the duration of a train_step, so that a call that must come between steps
+  // (a nested train_step from a callback, save_state, add_parameter) is refused by name.
+  class step_guard {
+   public:
+    explicit step_guard(bool& flag) noexcept : flag_(flag) { flag_ = true; }
+    step_guard(const step_guard&) = delete;
+    step_guard& operator=(const step_guard&) = delete;
+    ~step_guard() { flag_ = false; }
+
+   private:
+    bool& flag_;
+  };
+  void require_between_steps(const char* what) const {
+    if (in_step_) {
+      throw invalid_argument(std::string("precision_session::") + what +
+                             ": called from inside train_step (a forward, backward or optimizer callback); "
+                             "allowed only between steps");
+    }
+  }
+
+  static void register_with(std::monostate&, std::size_t) noexcept {}
+  template <class Optimizer>
+  void register_with(Optimizer& o, std::size_t i) {
+    o.add(model_.parameter_size(i));
+  }
+  const char* optimizer_name() const noexcept {
+    return std::holds_alternative<optim::sgd>(optimizer_)     ? "sgd"
+           : std::holds_alternative<optim::adamw>(optimizer_) ? "adamw"
+                                                               : "none";
+  }
+
   static recipe checked(const recipe& r) {
     validate(r);
     return r;
@@ -304,7 +465,9 @@ class precision_session {
       if (compute != dtype::float32) scope.emplace(compute);
       const float loss = call_forward(forward, micro);
       loss_sum += static_cast<double>(loss);
-      if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
+      if constexpr (std::is_invocable<Backward&, const backward_context&>::value) {
+        backward(backward_context{scaler.get_scale(), scaler.scale(loss), micro});
+      } else if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
         backward(scaler.scale(loss), micro);
       } else {
         backward(scaler.scale(loss));
@@ -339,6 +502,10 @@ class precision_session {
   bool enabled_ = true;
   std::optional<master_weights> masters_;
   std::optional<ops::fp8_training> fp8_;
+  model_parameters model_;
+  optimizer_variant optimizer_;
+  std::vector<gradient_view> views_;  // of model_'s gradient buffers
+  bool in_step_ = false;
   epoch_statistics epoch_, total_;
   log_sink sink_;
 };

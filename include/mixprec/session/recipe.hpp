@@ -15,6 +15,9 @@
 // O0-O3 are NVIDIA Apex's opt levels (apex/amp/frontend.py, documented in apex.amp): O1 patches
 // functions (here: autocast) and keeps fp32 weights, so it needs no master copy; O2 casts the
 // model to fp16 with batchnorm kept in fp32 and keeps fp32 master weights; O3 is pure fp16.
+// "Cast the model" is done, not described: precision_session::add_parameter converts each
+// parameter to fp16 (model_parameters.hpp), and the optimizer updates the fp32 masters (O2) or
+// an fp32 copy of the fp16 values rounded back (O3).
 // The fp8 recipe is Transformer Engine's DelayedScaling (HYBRID: e4m3 forward, e5m2 backward)
 // for the fp8 layers, bf16 autocast for the rest, no loss scaling, and fp32 master weights
 // (fp8 weights cannot accumulate updates smaller than their spacing).
@@ -282,7 +285,11 @@ inline void validate(const recipe& r) {
         "precision=fp8 with master_weights=false: fp8 weights cannot accumulate updates smaller than their spacing; "
         "allowed: master_weights=true");
   }
-  if (r.stochastic_rounding && !r.master_weights) recipe_fail("stochastic_rounding=true needs master_weights=true");
+  if (r.stochastic_rounding && !r.master_weights && !r.cast_model) {
+    recipe_fail(
+        "stochastic_rounding=true needs master_weights=true (working copies rounded from the masters) or "
+        "cast_model=true (a pure low-precision model whose updates are rounded stochastically)");
+  }
   if (r.seed < 0) recipe_fail("seed is " + std::to_string(r.seed) + "; allowed: an integer >= 0");
   // The dynamic and static options are checked whatever the scaling (a bad value is a mistake
   // even while unused); the hysteresis ones, which constrain each other, when they are used.

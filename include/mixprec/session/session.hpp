@@ -1,11 +1,13 @@
 // The training-session layer (docs/session.md): recipes a user switches at run time, parsed
-// from names, key=value text, flags or JSON; fp32 master weights; the one-call training step of
-// precision_session; and what this machine accelerates.
+// from names, key=value text, flags or JSON; fp32 master weights; the model's parameters and
+// optimizer held by a precision_session and its one-call training step; and what this machine
+// accelerates.
 #pragma once
 
 #include "capabilities.hpp"
 #include "errors.hpp"
 #include "master_weights.hpp"
+#include "model_parameters.hpp"
 #include "parse_recipe.hpp"
 #include "precision_session.hpp"
 #include "recipe.hpp"

@@ -48,7 +48,9 @@ struct session_statistics {
   double avg_step_time = 0;         // seconds, mean wall time inside train_step
   std::int64_t scaler_updates = 0;  // steps after which the loss scale changed
   std::size_t master_bytes = 0;     // fp32 master weights (0 without master weights)
-  std::size_t working_bytes = 0;    // their fp16/bf16 working copies (0 without master weights)
+  std::size_t working_bytes = 0;    // parameters held in fp16/bf16: working copies, a cast model
+  std::size_t gradient_bytes = 0;   // the session's fp32 gradient buffers (add_parameter)
+  std::size_t optimizer_bytes = 0;  // the session's optimizer state (momentum, Adam moments)
 };
 
 // {"total_steps": 10, "skipped_steps": 2, ...}: one flat object, the fields in order.
@@ -62,7 +64,9 @@ inline std::string to_json(const session_statistics& s) {
          ", \"avg_step_time\": " + json_number(s.avg_step_time) +
          ", \"scaler_updates\": " + number_text(s.scaler_updates) +
          ", \"master_bytes\": " + std::to_string(s.master_bytes) +
-         ", \"working_bytes\": " + std::to_string(s.working_bytes) + "}";
+         ", \"working_bytes\": " + std::to_string(s.working_bytes) +
+         ", \"gradient_bytes\": " + std::to_string(s.gradient_bytes) +
+         ", \"optimizer_bytes\": " + std::to_string(s.optimizer_bytes) + "}";
 }
 
 namespace session_detail {

@@ -1,6 +1,6 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 2:
+// payload, CRC-32); the payload, version 3:
 //
 //   str    the recipe's settings_text (u16 length)
 //   u8     enabled
@@ -8,17 +8,19 @@
 //   i64 steps, i64 skipped, f64 seconds, i64 scale changes     this epoch, then the whole run
 //   u8     master weights present, then master_weights::write
 //   u32    fp8 layers (0: none), then blob forward scaler, blob backward scaler
+//   the registered model parameters (model_parameters::write: values, masters, update count)
+//   u8     optimizer (0 none, 1 sgd, 2 adamw), then its state (optim::sgd/adamw::write)
 //
-// Loading checks everything before changing anything.  Version 1 (without the scale changes) is
-// refused rather than read: its count of scale changes is unknown, and the session does not make
-// up a statistic.
+// Loading checks everything before changing anything.  Versions 1 and 2 are refused rather than
+// read: version 1 lacks the count of scale changes (the session does not make up a statistic),
+// and neither holds the parameters and the optimizer, without which a run does not continue.
 #pragma once
 
 namespace mixprec {
 namespace session_detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 2;
+constexpr std::uint32_t session_state_version = 3;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
@@ -87,6 +89,7 @@ inline std::string first_difference(const std::string& saved, const std::string&
 }  // namespace session_detail
 
 inline std::vector<std::uint8_t> precision_session::save_state() const {
+  require_between_steps("save_state");
   detail::state_writer w;
   detail::begin_state_frame(w, session_detail::session_magic, session_detail::session_state_version);
   w.str(settings_text(recipe_));
@@ -102,12 +105,20 @@ inline std::vector<std::uint8_t> precision_session::save_state() const {
     session_detail::write_blob(w, fp8_->forward().save_state());
     session_detail::write_blob(w, fp8_->backward().save_state());
   }
+  model_.write(w);
+  w.u8(static_cast<unsigned>(optimizer_.index()));
+  std::visit(
+      [&](const auto& o) {
+        if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) o.write(w);
+      },
+      optimizer_);
   detail::end_state_frame(w);
   return w.bytes;
 }
 
 inline void precision_session::load_state(const std::uint8_t* data, std::size_t size) {
   using detail::state_reader;
+  require_between_steps("load_state");
   const auto fail = [](const std::string& what) { throw scaler_state_error("session state: " + what); };
   const std::uint32_t payload = detail::check_state_frame(data, size, session_detail::session_magic,
                                                           session_detail::session_state_version, "session state");
@@ -158,6 +169,21 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
       }
     }
   }
+  const model_parameters::decoded model = model_.decode(in);
+  const unsigned kind = in.u8("optimizer");
+  if (kind != optimizer_.index()) {
+    static const char* const names[] = {"none", "sgd", "adamw"};
+    fail(std::string("holds the state of optimizer ") + (kind < 3 ? names[kind] : "(unknown)") +
+         ", this session uses " + optimizer_name());
+  }
+  // The optimizer's state, decoded into a copy of the same kind (the session's own is unchanged
+  // until everything is read).
+  optimizer_variant optimizer = optimizer_;
+  std::visit(
+      [&](auto& o) {
+        if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) o.commit(o.decode(in));
+      },
+      optimizer);
   if (in.remaining() != 0) fail(std::to_string(in.remaining()) + " unread bytes at the end of the payload");
 
   enabled_ = enabled;
@@ -167,6 +193,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   total_ = total;
   if (masters) masters_->commit(*masters);
   fp8_ = std::move(fp8);
+  model_.commit(model);
+  optimizer_ = std::move(optimizer);
 }
 
 inline void precision_session::load(const std::string& path) {
@@ -175,6 +203,16 @@ inline void precision_session::load(const std::string& path) {
   std::size_t limit = detail::state_file_limit;
   if (masters_) limit += masters_->size() * 8 + masters_->master_bytes() / 4 * 6;
   if (fp8_) limit += 3 * fp8_->layers() * static_cast<std::size_t>(recipe_.amax_history_len) * 4 * 2;
+  limit += model_.saved_bytes_limit();
+  limit += std::visit(
+      [](const auto& o) -> std::size_t {
+        if constexpr (std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
+          return 0;
+        } else {
+          return 2 * o.state_bytes() + 64 * o.size() + 4096;
+        }
+      },
+      optimizer_);
   load_state(detail::read_file(path, limit));
 }
 

@@ -1,0 +1,335 @@
+// model_parameters: the model's parameters as a precision_session trains them — what dtype each
+// is stored in, its float32 gradient buffer, its float32 master copy, and how an optimizer's
+// float32 update reaches it.
+//
+//   dtype of the parameter        master copy              the optimizer updates
+//   float32 (fp32, O1, fp16,      none: the parameter      the parameter's values in place
+//     bf16, fp8 recipes)          is its own master
+//   working dtype, with masters   float32, here            the master; the parameter is then
+//     (Apex O2)                                            rewritten from it (refresh)
+//   working dtype, no masters     none                     a float32 copy of the parameter, which
+//     (Apex O3, pure bf16)                                 is rounded back into it
+//
+// The working dtype is the recipe's (float16 or bfloat16) when the recipe casts the model
+// (cast_model); a parameter registered as normalization stays float32 when the recipe keeps
+// batchnorm in fp32 (Apex O2's keep_batchnorm_fp32).  Rounding into the working dtype is to
+// nearest even, or with stochastic_rounding stochastic (convert_stochastic_n) with a stream keyed
+// by (seed, update count, parameter index): the same bits in a run and in its continuation from
+// a checkpoint (docs/session.md; ../shared/reference/recipes-2026.md #9 asks for exactly this).
+//
+// Gradients are float32 buffers of the parameter's shape: accumulate() adds a gradient of any
+// dtype into one (exactly: every dtype converts exactly to float32, then one float addition per
+// element, as autograd's accumulation of a .grad); the session zeroes them at the start of each
+// step and unscales and checks them before the update.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../autocast/parameter.hpp"
+#include "../bulk/convert_n.hpp"
+#include "../matrix.hpp"
+#include "../scaling/state.hpp"
+#include "../scaling/unscale.hpp"
+#include "errors.hpp"
+
+namespace mixprec {
+
+// What a registered parameter is, for the recipes that treat kinds differently.
+enum class parameter_role {
+  weight,         // weights and biases of linear layers, embeddings, ...
+  normalization,  // batchnorm / layernorm scale and shift: float32 under keep_batchnorm_fp32
+};
+
+constexpr const char* to_string(parameter_role r) noexcept {
+  return r == parameter_role::weight ? "weight" : r == parameter_role::normalization ? "normalization" : "invalid";
+}
+
+class model_parameters {
+ public:
+  // working: float16 or bfloat16 when the model is cast, else float32; masters: keep float32
+  // masters of cast parameters; keep_normalization_fp32: Apex's keep_batchnorm_fp32.
+  model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
+                   std::uint64_t seed)
+      : working_(working),
+        masters_(masters),
+        keep_normalization_fp32_(keep_normalization_fp32),
+        stochastic_(stochastic_rounding),
+        seed_(seed) {}
+
+  // Registers p (float32 values: the initial weights) and casts it to the dtype the recipe
+  // stores it in.  Returns its index, which is also its index in the optimizer.  p is held by
+  // address: it must stay where it is (not be moved) while the session trains it.
+  std::size_t add(parameter& p, parameter_role role) {
+    const std::string who = "precision_session::add_parameter: parameter '" + p.name() + "'";
+    for (const entry& e : entries_) {
+      if (e.value->id() == p.id()) throw invalid_argument(who + " is registered already (index " + index_text(e) + ")");
+    }
+    if (p.value().type() != dtype::float32) {
+      throw invalid_argument(who + " holds " + to_string(p.value().type()) +
+                             " values; register the float32 initial values, the session casts them to the recipe's "
+                             "dtype");
+    }
+    if (role != parameter_role::weight && role != parameter_role::normalization) {
+      throw invalid_argument(who + ": role " + std::to_string(static_cast<int>(role)) +
+                             " is not weight or normalization");
+    }
+    entry e;
+    e.value = &p;
+    e.role = role;
+    e.stored = stored_dtype(role);
+    e.gradient.assign(p.value().size(), 0.0f);
+    if (e.stored != dtype::float32) {
+      if (masters_) e.master.assign(p.value().data<float>(), p.value().data<float>() + p.value().size());
+      p.assign(p.value().to(e.stored));  // nearest even, as Apex's model.half()
+    }
+    e.index = entries_.size();
+    entries_.push_back(std::move(e));
+    return entries_.size() - 1;
+  }
+
+  std::size_t size() const noexcept { return entries_.size(); }
+  dtype stored_dtype(parameter_role role) const noexcept {
+    return working_ == dtype::float32 || (role == parameter_role::normalization && keep_normalization_fp32_)
+               ? dtype::float32
+               : working_;
+  }
+  std::uint64_t updates() const noexcept { return updates_; }
+
+  std::size_t index_of(const parameter& p) const {
+    for (const entry& e : entries_) {
+      if (e.value->id() == p.id()) return e.index;
+    }
+    throw invalid_argument("precision_session: parameter '" + p.name() +
+                           "' is not registered; register it with add_parameter() before training");
+  }
+  const parameter& at(std::size_t i) const { return *checked(i).value; }
+  std::size_t parameter_size(std::size_t i) const { return checked(i).gradient.size(); }
+  float* gradient(std::size_t i) { return checked(i).gradient.data(); }
+  const float* gradient(std::size_t i) const { return checked(i).gradient.data(); }
+  // The float32 master of parameter i, or nullptr when the parameter is its own master or has none.
+  const float* master(std::size_t i) const {
+    const entry& e = checked(i);
+    return e.master.empty() ? nullptr : e.master.data();
+  }
+
+  // gradient(i) += g, for g of the parameter's shape in any dtype.
+  void accumulate(std::size_t i, const matrix_view& g) {
+    entry& e = checked(i);
+    const matrix& v = e.value->value();
+    if (g.rows() != v.rows() || g.cols() != v.cols()) {
+      throw invalid_argument("precision_session::accumulate_gradient: the gradient of '" + e.value->name() + "' is " +
+                             std::to_string(g.rows()) + "×" + std::to_string(g.cols()) + ", the parameter is " +
+                             std::to_string(v.rows()) + "×" + std::to_string(v.cols()));
+    }
+    float* out = e.gradient.data();
+    std::vector<float>& row = scratch_;
+    row.resize(g.cols());
+    for (std::size_t r = 0; r < g.rows(); ++r) {
+      detail::read_row_as_float(g, r, row.data());
+      float* o = out + r * g.cols();
+      for (std::size_t c = 0; c < g.cols(); ++c) o[c] += row[c];
+    }
+  }
+
+  void zero_gradients() {
+    for (entry& e : entries_) std::fill(e.gradient.begin(), e.gradient.end(), 0.0f);
+  }
+  std::vector<gradient_view> gradient_views() {
+    std::vector<gradient_view> views;
+    views.reserve(entries_.size());
+    for (entry& e : entries_) views.emplace_back(e.gradient.data(), e.gradient.size());
+    return views;
+  }
+
+  // One optimizer update of every parameter: step(index, float* values, const float* gradient,
+  // n) changes float32 values in place (optim::sgd::step, optim::adamw::step).
+  template <class Step>
+  void update(Step&& step) {
+    for (entry& e : entries_) {
+      const std::size_t n = e.gradient.size();
+      if (e.stored == dtype::float32) {
+        e.value->modify([&](matrix& m) { step(e.index, m.data<float>(), e.gradient.data(), n); });
+      } else if (!e.master.empty()) {
+        step(e.index, e.master.data(), e.gradient.data(), n);
+        e.value->modify([&](matrix& m) { round_into(e, e.master.data(), m); });
+      } else {
+        scratch_.resize(n);
+        const matrix& v = e.value->value();
+        visit_dtype(v.type(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          convert_n(v.data<T>(), n, scratch_.data());  // exact
+        });
+        step(e.index, scratch_.data(), e.gradient.data(), n);
+        e.value->modify([&](matrix& m) { round_into(e, scratch_.data(), m); });
+      }
+    }
+    ++updates_;
+  }
+
+  // Bytes of the float32 masters, of the parameters as stored, and of the gradient buffers.
+  std::size_t master_bytes() const noexcept {
+    std::size_t b = 0;
+    for (const entry& e : entries_) b += e.master.size() * sizeof(float);
+    return b;
+  }
+  std::size_t stored_bytes() const noexcept {
+    std::size_t b = 0;
+    for (const entry& e : entries_) b += e.value->value().bytes();
+    return b;
+  }
+  std::size_t gradient_bytes() const noexcept {
+    std::size_t b = 0;
+    for (const entry& e : entries_) b += e.gradient.size() * sizeof(float);
+    return b;
+  }
+
+  // Saved form inside a session state: count, update count, then per parameter its name, role,
+  // stored dtype, rows, cols, the stored values' bytes, and the master (present flag + floats).
+  void write(detail::state_writer& w) const {
+    w.u32(static_cast<std::uint32_t>(entries_.size()));
+    w.i64(static_cast<std::int64_t>(updates_));
+    for (const entry& e : entries_) {
+      const matrix& v = e.value->value();
+      w.str(e.value->name());
+      w.u8(static_cast<unsigned>(e.role));
+      w.u8(static_cast<unsigned>(v.type()));
+      w.i64(static_cast<std::int64_t>(v.rows()));
+      w.i64(static_cast<std::int64_t>(v.cols()));
+      const auto* bytes = static_cast<const std::uint8_t*>(v.raw_data());
+      w.bytes.insert(w.bytes.end(), bytes, bytes + v.bytes());
+      w.u8(e.master.empty() ? 0u : 1u);
+      for (const float x : e.master) w.f32(x);
+    }
+  }
+  struct decoded {
+    std::uint64_t updates = 0;
+    std::vector<std::vector<std::uint8_t>> values;
+    std::vector<std::vector<float>> masters;
+  };
+  // What write() wrote, checked against the registered parameters; commit() applies it.
+  decoded decode(detail::state_reader& in) const {
+    using detail::state_reader;
+    const std::uint32_t count = in.u32("parameter count");
+    if (count != entries_.size()) {
+      state_reader::fail("holds " + std::to_string(count) + " model parameters, this session has " +
+                         std::to_string(entries_.size()) + " registered");
+    }
+    const std::int64_t updates = in.i64("update count");
+    if (updates < 0) state_reader::fail("update count " + std::to_string(updates));
+    decoded d;
+    d.updates = static_cast<std::uint64_t>(updates);
+    for (const entry& e : entries_) {
+      const matrix& v = e.value->value();
+      const std::string name = in.str("parameter name", name_limit);
+      const std::string which = "parameter " + index_text(e) + " ('" + e.value->name() + "')";
+      if (name != e.value->name()) state_reader::fail(which + " was saved as '" + name + "'");
+      const unsigned role = in.u8("parameter role");
+      if (role != static_cast<unsigned>(e.role)) {
+        state_reader::fail(which + " was saved with role " + std::to_string(role) + ", it is registered as " +
+                           to_string(e.role));
+      }
+      const unsigned type = in.u8("parameter dtype");
+      if (type != static_cast<unsigned>(v.type())) {
+        state_reader::fail(which + " was saved in dtype " + std::to_string(type) + ", it is " + to_string(v.type()));
+      }
+      const std::int64_t rows = in.i64("parameter rows"), cols = in.i64("parameter cols");
+      if (rows < 0 || cols < 0 || static_cast<std::uint64_t>(rows) != v.rows() ||
+          static_cast<std::uint64_t>(cols) != v.cols()) {
+        state_reader::fail(which + " was saved as " + std::to_string(rows) + "×" + std::to_string(cols) + ", it is " +
+                           std::to_string(v.rows()) + "×" + std::to_string(v.cols()));
+      }
+      if (in.remaining() < v.bytes()) state_reader::fail("truncated: the values of " + which);
+      std::vector<std::uint8_t> bytes(v.bytes());
+      for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(in.u8("parameter values"));
+      const bool has_master = in.boolean("master present");
+      if (has_master != !e.master.empty()) {
+        state_reader::fail(which + (has_master ? " has a master copy saved, this session keeps none"
+                                               : " has no master copy saved, this session keeps one"));
+      }
+      std::vector<float> master(e.master.size());
+      if (in.remaining() / sizeof(float) < master.size()) state_reader::fail("truncated: the master of " + which);
+      for (float& x : master) x = in.f32("master value");
+      d.values.push_back(std::move(bytes));
+      d.masters.push_back(std::move(master));
+    }
+    return d;
+  }
+  void commit(const decoded& d) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      entry& e = entries_[i];
+      e.value->modify([&](matrix& m) {
+        std::copy(d.values[i].begin(), d.values[i].end(), static_cast<std::uint8_t*>(m.raw_data()));
+      });
+      std::copy(d.masters[i].begin(), d.masters[i].end(), e.master.begin());
+    }
+    updates_ = d.updates;
+  }
+  // The largest saved form of the registered parameters.
+  std::size_t saved_bytes_limit() const noexcept {
+    std::size_t b = 16;
+    for (const entry& e : entries_) b += 64 + name_limit + e.value->value().bytes() + e.master.size() * sizeof(float);
+    return b;
+  }
+
+ private:
+  static constexpr std::size_t name_limit = 4096;
+
+  struct entry {
+    parameter* value = nullptr;
+    parameter_role role = parameter_role::weight;
+    dtype stored = dtype::float32;
+    std::size_t index = 0;
+    std::vector<float> gradient;
+    std::vector<float> master;
+  };
+
+  static std::string index_text(const entry& e) { return std::to_string(e.index); }
+
+  entry& checked(std::size_t i) { return const_cast<entry&>(static_cast<const model_parameters&>(*this).checked(i)); }
+  const entry& checked(std::size_t i) const {
+    if (i >= entries_.size()) {
+      throw invalid_argument("precision_session: parameter index " + std::to_string(i) + " out of range, " +
+                             std::to_string(entries_.size()) + " registered");
+    }
+    return entries_[i];
+  }
+
+  // splitmix64 of (seed, update, parameter): a distinct stochastic-rounding stream per update
+  // and parameter, the same after a checkpoint is loaded.
+  std::uint64_t stream_seed(std::size_t i) const noexcept {
+    std::uint64_t z = seed_ ^ (updates_ * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(i) << 1) ^
+                      0xD1B5'4A32'D192'ED03u;
+    z = (z ^ (z >> 30)) * 0xBF58'476D'1CE4'E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D0'49BB'1331'11EBu;
+    return z ^ (z >> 31);
+  }
+
+  void round_into(const entry& e, const float* values, matrix& m) const {
+    const std::size_t n = e.gradient.size();
+    const auto write = [&](auto* out) {
+      if (stochastic_) {
+        convert_stochastic_n(values, n, out, stream_seed(e.index));
+      } else {
+        convert_n(values, n, out);
+      }
+    };
+    if (m.type() == dtype::float16) {
+      write(m.data<float16>());
+    } else {
+      write(m.data<bfloat16>());
+    }
+  }
+
+  dtype working_;
+  bool masters_, keep_normalization_fp32_, stochastic_;
+  std::uint64_t seed_;
+  std::uint64_t updates_ = 0;
+  std::vector<entry> entries_;
+  std::vector<float> scratch_;
+};
+
+}  // namespace mixprec

@@ -1,0 +1,417 @@
+// precision_session's one training loop (add_parameter, accumulate_gradient, use_optimizer,
+// train_step(forward, backward)) on a small linear classifier written with mixprec::ops:
+// - each recipe stores the parameters in the dtype it names (O2/O3 really cast the model, O2
+//   keeps fp32 masters and fp32 normalization parameters), and the update follows
+//   model_parameters.hpp's rule, checked bit for bit against the same arithmetic written out;
+// - a backward inside train_step runs in the forward's precision: an fp16 recipe's weight
+//   gradients are the fp16-rounded products;
+// - a skipped step leaves parameters and optimizer state alone;
+// - save at a step, load into a fresh session with fresh parameters, continue: bit for bit the
+//   uninterrupted run, for every recipe and both optimizers, pure bf16 with stochastic rounding
+//   included;
+// - every misuse gets an error that names it.
+#include <mixprec/ops/ops.hpp>
+#include <mixprec/optim/optim.hpp>
+#include <mixprec/session/session.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace mixprec;
+
+namespace {
+
+constexpr std::size_t inputs = 6, classes = 4, batch = 5;
+
+// x (batch × inputs) → linear → layer_norm with a gain (a normalization parameter) → cross-entropy.
+struct classifier {
+  parameter weight, bias, gain;
+  explicit classifier(std::uint32_t seed)
+      : weight(matrix(dtype::float32, classes, inputs), "fc.weight"),
+        bias(matrix(dtype::float32, 1, classes), "fc.bias"),
+        gain(matrix(dtype::float32, 1, classes), "norm.gain") {
+    std::uint32_t s = seed * 2654435761u + 1;
+    const auto next = [&] {
+      s = s * 1664525u + 1013904223u;
+      return static_cast<float>(s >> 8) / 16777216.0f - 0.5f;
+    };
+    weight.modify([&](matrix& m) {
+      for (std::size_t k = 0; k < m.size(); ++k) m.data<float>()[k] = next();
+    });
+    bias.modify([&](matrix& m) {
+      for (std::size_t k = 0; k < m.size(); ++k) m.data<float>()[k] = 0.1f * next();
+    });
+    gain.modify([&](matrix& m) {
+      for (std::size_t k = 0; k < m.size(); ++k) m.data<float>()[k] = 1.0f + 0.1f * next();
+    });
+  }
+  void register_with(precision_session& amp) {
+    amp.add_parameter(weight);
+    amp.add_parameter(bias);
+    amp.add_parameter(gain, parameter_role::normalization);
+  }
+};
+
+// The batch of step `step`: inputs and labels from a fixed formula.
+matrix batch_inputs(int step) {
+  matrix x(dtype::float32, batch, inputs);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    x.data<float>()[i] = std::sin(0.37f * static_cast<float>(i) + 0.11f * static_cast<float>(step));
+  }
+  return x;
+}
+std::vector<int> batch_labels(int step) {
+  std::vector<int> y(batch);
+  for (std::size_t i = 0; i < batch; ++i) y[i] = static_cast<int>((i * 3 + static_cast<std::size_t>(step)) % classes);
+  return y;
+}
+
+// One train_step of the classifier: forward and backward through ops, gradients into the session.
+step_result step_once(precision_session& amp, classifier& m, int step, float loss_shift = 1.0f) {
+  const matrix x = batch_inputs(step).to(amp.input_dtype());
+  const std::vector<int> y = batch_labels(step);
+  matrix z, logits;
+  return amp.train_step(
+      [&] {
+        z = ops::linear(x, m.weight, m.bias);
+        logits = ops::layer_norm(z, m.gain);
+        return loss_shift * ops::cross_entropy(logits, y);
+      },
+      [&](const backward_context& b) {
+        const matrix dlogits = ops::cross_entropy_backward(logits, y, b.loss_gradient * loss_shift);
+        const ops::layer_norm_grads gn = ops::layer_norm_backward(dlogits, z, m.gain);
+        amp.accumulate_gradient(m.gain, gn.gamma);
+        const ops::linear_grads g = ops::linear_backward(gn.input, x, m.weight, m.bias);
+        amp.accumulate_gradient(m.weight, g.weight);
+        amp.accumulate_gradient(m.bias, g.bias);
+      });
+}
+
+std::vector<std::uint8_t> bytes_of(const matrix& m) {
+  const auto* b = static_cast<const std::uint8_t*>(m.raw_data());
+  return std::vector<std::uint8_t>(b, b + m.bytes());
+}
+
+enum class optimizer_kind { sgd, adamw };
+
+void use(precision_session& amp, optimizer_kind k) {
+  if (k == optimizer_kind::sgd) {
+    optim::sgd_options o;
+    o.lr = 0.25f;
+    o.momentum = 0.9f;
+    o.nesterov = true;
+    o.weight_decay = 1e-3f;
+    amp.use_optimizer(optim::sgd(o));
+  } else {
+    optim::adamw_options o;
+    o.lr = 0.02f;
+    amp.use_optimizer(optim::adamw(o));
+  }
+}
+
+const char* const recipe_texts[] = {"recipe=fp32",
+                                    "recipe=fp16",
+                                    "recipe=bf16",
+                                    "recipe=O1",
+                                    "recipe=O2",
+                                    "recipe=O3, static_scale=1024",
+                                    "recipe=bf16, master_weights=true, cast_model=true",
+                                    "recipe=bf16, cast_model=true, stochastic_rounding=true, seed=9",
+                                    "recipe=bf16, master_weights=true, cast_model=true, stochastic_rounding=true, "
+                                    "max_grad_norm=0.5",
+                                    "recipe=fp16, accumulation_steps=2, max_grad_norm=1"};
+
+}  // namespace
+
+TEST_CASE("add_parameter stores each parameter in the dtype the recipe names", "[session][model]") {
+  struct expectation {
+    const char* recipe;
+    dtype weights, normalization;
+    bool masters;
+  };
+  for (const expectation& e : {expectation{"fp32", dtype::float32, dtype::float32, false},
+                               expectation{"fp16", dtype::float32, dtype::float32, false},
+                               expectation{"bf16", dtype::float32, dtype::float32, false},
+                               expectation{"fp8", dtype::float32, dtype::float32, false},
+                               expectation{"O2", dtype::float16, dtype::float32, true},
+                               expectation{"O3", dtype::float16, dtype::float16, false},
+                               expectation{"recipe=bf16, cast_model=true", dtype::bfloat16, dtype::bfloat16, false}}) {
+    INFO(e.recipe);
+    precision_session amp{parse_recipe(e.recipe)};
+    classifier m(1);
+    const matrix initial = m.weight.value();
+    m.register_with(amp);
+    CHECK(m.weight.value().type() == e.weights);
+    CHECK(m.bias.value().type() == e.weights);
+    CHECK(m.gain.value().type() == e.normalization);
+    // The cast is the nearest-even conversion of the initial values, and the master is them.
+    CHECK(bytes_of(m.weight.value()) == bytes_of(initial.to(e.weights)));
+    const float* master = amp.parameters().master(0);
+    CHECK((master != nullptr) == e.masters);
+    if (master != nullptr) CHECK(std::memcmp(master, initial.raw_data(), initial.bytes()) == 0);
+    CHECK(amp.parameters().master(2) == nullptr);  // float32 parameters are their own masters
+    CHECK(amp.input_dtype() == e.weights);  // O2/O3 cast the model's inputs too
+  }
+}
+
+TEST_CASE("the update follows the stored dtype's rule, bit for bit", "[session][model]") {
+  // SGD without momentum: w' = w - lr·g on float32; the rule per dtype is written out here.
+  for (const char* text : {"fp32", "bf16", "O2", "O3", "recipe=bf16, cast_model=true"}) {
+    INFO(text);
+    precision_session amp{parse_recipe(text)};
+    classifier m(3);
+    m.register_with(amp);
+    optim::sgd_options o;
+    o.lr = 0.5f;
+    amp.use_optimizer(optim::sgd(o));
+    const std::vector<float> master_before = amp.parameters().master(0) != nullptr
+                                                 ? std::vector<float>(amp.parameters().master(0),
+                                                                      amp.parameters().master(0) + m.weight.value().size())
+                                                 : std::vector<float>();
+    const matrix before = m.weight.value();
+    const step_result r = step_once(amp, m, 0);
+    REQUIRE_FALSE(r.skipped);
+    const float* g = amp.gradient(m.weight);  // unscaled by the step
+    const std::size_t n = before.size();
+    std::vector<float> expected(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const float w = master_before.empty() ? before.to(dtype::float32).data<float>()[k] : master_before[k];
+      expected[k] = w - 0.5f * g[k];
+    }
+    const matrix expected_stored = matrix::copy_of(matrix_view(expected.data(), before.rows(), before.cols()))
+                                       .to(before.type());
+    CHECK(bytes_of(m.weight.value()) == bytes_of(expected_stored));
+    if (!master_before.empty()) CHECK(std::memcmp(amp.parameters().master(0), expected.data(), n * 4) == 0);
+  }
+}
+
+TEST_CASE("a backward inside train_step computes in the forward's precision", "[session][model]") {
+  // fp16 recipe: the weight gradient the session unscales is the fp16 product of the scaled
+  // backward, as written out here under an explicit fp16 autocast scope.
+  precision_session amp{parse_recipe("fp16")};
+  classifier m(5);
+  m.register_with(amp);
+  amp.use_optimizer(optim::sgd());
+  const float scale = amp.get_scale();
+  const matrix x = batch_inputs(0);
+  const std::vector<int> y = batch_labels(0);
+  matrix by_hand, in_fp32;
+  {
+    dynamic_autocast_scope fp16(dtype::float16);
+    const matrix z = ops::linear(x, m.weight, m.bias);
+    const matrix logits = ops::layer_norm(z, m.gain);
+    const ops::layer_norm_grads gn =
+        ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
+    by_hand = ops::linear_backward(gn.input, x, m.weight, m.bias).weight;
+  }
+  {
+    const matrix z = ops::linear(x, m.weight, m.bias);
+    const matrix logits = ops::layer_norm(z, m.gain);
+    const ops::layer_norm_grads gn =
+        ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
+    in_fp32 = ops::linear_backward(gn.input, x, m.weight, m.bias).weight;
+  }
+  REQUIRE_FALSE(step_once(amp, m, 0).skipped);
+  const float* g = amp.gradient(m.weight);
+  std::size_t differs_from_fp32 = 0;
+  for (std::size_t k = 0; k < by_hand.size(); ++k) {
+    const float scaled = by_hand.data<float>()[k];
+    CHECK(static_cast<float>(float16(scaled)) == scaled);  // an fp16 value
+    CHECK(g[k] == scaled * (1.0f / scale));                // unscaled exactly (a power of two)
+    differs_from_fp32 += scaled != in_fp32.data<float>()[k] ? std::size_t{1} : std::size_t{0};
+  }
+  CHECK(differs_from_fp32 > 0);
+}
+
+TEST_CASE("a skipped step changes neither parameters nor optimizer state", "[session][model]") {
+  for (const char* text : {"fp32", "fp16", "O2", "O3"}) {
+    for (const optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adamw}) {
+      INFO(text << (k == optimizer_kind::sgd ? " sgd" : " adamw"));
+      precision_session amp{parse_recipe(text)};
+      classifier m(7);
+      m.register_with(amp);
+      use(amp, k);
+      REQUIRE_FALSE(step_once(amp, m, 0).skipped);
+      const std::vector<std::uint8_t> weight = bytes_of(m.weight.value()), gain = bytes_of(m.gain.value());
+      const std::vector<std::uint8_t> optimizer = k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()
+                                                                           : amp.optimizer<optim::adamw>().save_state();
+      CHECK(step_once(amp, m, 1, std::numeric_limits<float>::infinity()).skipped);
+      CHECK(bytes_of(m.weight.value()) == weight);
+      CHECK(bytes_of(m.gain.value()) == gain);
+      CHECK(optimizer == (k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()
+                                                   : amp.optimizer<optim::adamw>().save_state()));
+      CHECK(amp.statistics().skipped_steps == 1);
+    }
+  }
+}
+
+namespace {
+
+struct run_end {
+  std::vector<std::uint8_t> weight, bias, gain, optimizer;
+  std::vector<float> master;
+  float scale = 0;
+  std::int64_t skipped = 0;
+};
+
+// Steps [from, to) with an overflow (inf loss) at step 3; the session state at `save_at`, when given.
+run_end run_steps(precision_session& amp, classifier& m, optimizer_kind k, int from, int to) {
+  for (int step = from; step < to; ++step) {
+    step_once(amp, m, step, step == 3 ? std::numeric_limits<float>::infinity() : 1.0f);
+  }
+  run_end e;
+  e.weight = bytes_of(m.weight.value());
+  e.bias = bytes_of(m.bias.value());
+  e.gain = bytes_of(m.gain.value());
+  e.optimizer = k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()
+                                         : amp.optimizer<optim::adamw>().save_state();
+  if (const float* master = amp.parameters().master(0)) e.master.assign(master, master + m.weight.value().size());
+  e.scale = amp.get_scale();
+  e.skipped = amp.statistics().skipped_steps;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("save, load into a fresh session and model, continue: the uninterrupted run bit for bit",
+          "[session][model][state]") {
+  constexpr int steps = 9;
+  for (const char* text : recipe_texts) {
+    for (const optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adamw}) {
+      for (const int save_at : {1, 4, 7}) {
+        INFO(text << (k == optimizer_kind::sgd ? " sgd" : " adamw") << ", saved after step " << save_at);
+        const recipe r = parse_recipe(text);
+        precision_session whole{r};
+        classifier a(11);
+        a.register_with(whole);
+        use(whole, k);
+        const run_end uninterrupted = run_steps(whole, a, k, 0, steps);
+        CHECK(uninterrupted.skipped == 1);
+
+        precision_session first{r};
+        classifier b(11);
+        b.register_with(first);
+        use(first, k);
+        run_steps(first, b, k, 0, save_at);
+        const std::vector<std::uint8_t> saved = first.save_state();
+
+        precision_session second{r};
+        classifier c(11);  // a fresh process: the model built from its seed, then the checkpoint loaded
+        c.register_with(second);
+        use(second, k);
+        second.load_state(saved);
+        const run_end resumed = run_steps(second, c, k, save_at, steps);
+        CHECK(resumed.weight == uninterrupted.weight);
+        CHECK(resumed.bias == uninterrupted.bias);
+        CHECK(resumed.gain == uninterrupted.gain);
+        CHECK(resumed.optimizer == uninterrupted.optimizer);
+        CHECK(resumed.master == uninterrupted.master);
+        CHECK(resumed.scale == uninterrupted.scale);
+        CHECK(resumed.skipped == uninterrupted.skipped);
+      }
+    }
+  }
+}
+
+TEST_CASE("stochastic rounding of a pure bf16 model: unbiased in the mean, not nearest", "[session][model]") {
+  // w = 1, g = 2^-10 each step, lr 1: the exact sum leaves bf16's spacing at 1 (2^-7) unreached
+  // for 8 steps, so nearest-even never moves w while stochastic rounding moves it by 2^-7 with
+  // probability 1/8 per step and reaches the expected value on average over many elements.
+  precision_session sr{parse_recipe("recipe=bf16, cast_model=true, stochastic_rounding=true, seed=3")};
+  precision_session nearest{parse_recipe("recipe=bf16, cast_model=true")};
+  constexpr std::size_t n = 4096;
+  matrix ones(dtype::float32, 1, n);
+  for (std::size_t i = 0; i < n; ++i) ones.data<float>()[i] = 1.0f;
+  parameter w_sr(ones, "w"), w_nearest(ones, "w");
+  sr.add_parameter(w_sr);
+  nearest.add_parameter(w_nearest);
+  optim::sgd_options o;
+  o.lr = 1.0f;
+  sr.use_optimizer(optim::sgd(o));
+  nearest.use_optimizer(optim::sgd(o));
+  matrix g(dtype::float32, 1, n);
+  for (std::size_t i = 0; i < n; ++i) g.data<float>()[i] = -std::ldexp(1.0f, -10);  // w grows by 2^-10
+  constexpr int steps = 16;
+  for (int s = 0; s < steps; ++s) {
+    for (precision_session* amp : {&sr, &nearest}) {
+      parameter& w = amp == &sr ? w_sr : w_nearest;
+      amp->train_step([] { return 0.0f; }, [&](const backward_context&) { amp->accumulate_gradient(w, g); });
+    }
+  }
+  double mean = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    CHECK(static_cast<float>(w_nearest.value().data<bfloat16>()[i]) == 1.0f);
+    mean += static_cast<double>(w_sr.value().data<bfloat16>()[i]);
+  }
+  mean /= n;
+  // Expected 1 + 16·2^-10 = 1.015625; each step's rounding error has spacing ≤ 2^-7 and the
+  // errors are independent, so the mean over 4096 elements is within 4 standard deviations.
+  const double expected = 1.0 + steps * std::ldexp(1.0, -10);
+  const double bound = 4 * std::ldexp(1.0, -7) * std::sqrt(static_cast<double>(steps) / 4.0 / n);
+  CHECK(std::abs(mean - expected) < bound);
+}
+
+TEST_CASE("misuse of the training loop gets an error that names it", "[session][model][errors]") {
+  const auto throws_with = [](auto&& f, const std::string& text) {
+    try {
+      f();
+    } catch (const invalid_argument& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(text) != std::string::npos);
+      return;
+    }
+    FAIL("no invalid_argument for " + text);
+  };
+  precision_session amp{parse_recipe("O2")};
+  classifier m(13);
+  throws_with([&] { step_once(amp, m, 0); }, "no parameters registered");
+  m.register_with(amp);
+  throws_with([&] { amp.add_parameter(m.weight); }, "registered already");
+  parameter half(matrix(dtype::float16, 2, 2), "half");
+  throws_with([&] { amp.add_parameter(half); }, "register the float32 initial values");
+  throws_with([&] { step_once(amp, m, 0); }, "no optimizer");
+  optim::sgd used;
+  used.add(4);
+  throws_with([&] { amp.use_optimizer(used); }, "pass a fresh one");
+  amp.use_optimizer(optim::sgd());
+  throws_with([&] { amp.optimizer<optim::adamw>(); }, "is sgd");
+  parameter stranger(matrix(dtype::float32, 1, 1), "stranger");
+  throws_with([&] { amp.accumulate_gradient(stranger, matrix(dtype::float32, 1, 1)); }, "'stranger' is not registered");
+  throws_with([&] { amp.accumulate_gradient(m.bias, matrix(dtype::float32, 2, classes)); }, "the parameter is 1×4");
+  // From inside a step: a nested train_step, a checkpoint, a new parameter.
+  const auto inside = [&](auto&& f) { amp.train_step([&] { f(); return 0.0f; }, [](const backward_context&) {}); };
+  throws_with([&] { inside([&] { step_once(amp, m, 0); }); }, "train_step: called from inside train_step");
+  throws_with([&] { inside([&] { (void)amp.save_state(); }); }, "save_state: called from inside train_step");
+  parameter late(matrix(dtype::float32, 1, 1), "late");
+  throws_with([&] { inside([&] { amp.add_parameter(late); }); }, "add_parameter: called from inside train_step");
+  // After training started.
+  step_once(amp, m, 0);
+  throws_with([&] { amp.add_parameter(late); }, "'late' added after");
+  throws_with([&] { amp.use_optimizer(optim::adamw()); }, "after");
+  // A checkpoint of another optimizer or model is refused, naming the difference.
+  precision_session other{parse_recipe("O2")};
+  classifier m2(13);
+  m2.register_with(other);
+  other.use_optimizer(optim::adamw());
+  CHECK_THROWS_WITH(other.load_state(amp.save_state()), Catch::Contains("optimizer sgd"));
+}
+
+TEST_CASE("statistics count masters, working copies, gradients and optimizer state", "[session][model]") {
+  precision_session amp{parse_recipe("O2")};
+  classifier m(17);
+  m.register_with(amp);
+  amp.use_optimizer(optim::adamw());
+  const std::size_t cast = (classes * inputs + classes);  // weight and bias in fp16; the gain stays fp32
+  const session_statistics s = amp.statistics();
+  CHECK(s.master_bytes == cast * sizeof(float));
+  CHECK(s.working_bytes == cast * sizeof(float16));
+  CHECK(s.gradient_bytes == (cast + classes) * sizeof(float));
+  CHECK(s.optimizer_bytes == amp.optimizer<optim::adamw>().state_bytes());
+  CHECK(s.optimizer_bytes >= 2 * (cast + classes) * sizeof(float));
+}

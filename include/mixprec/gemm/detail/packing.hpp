@@ -162,6 +162,23 @@ void pack_row_panels(const panel_source& source, std::size_t row, std::size_t ro
   constexpr std::size_t chunk = 32;
   const std::size_t panels = (rows + R - 1) / R;
   std::fill(out, out + panels * chunks * R * chunk, std::uint16_t{0});
+  std::size_t ld = 0;
+  if (const std::uint16_t* codes = source.bfloat16_rows(ld)) {
+    // bf16 rows along k: each row's codes of a chunk are one copy, the codes the staged path
+    // below writes (a bf16 value read as float keeps its code in the high 16 bits).
+    for (std::size_t p = 0; p < panels; ++p) {
+      const std::size_t valid = std::min(R, rows - p * R);
+      std::uint16_t* const to = out + p * chunks * R * chunk;
+      for (std::size_t c = 0; c * chunk < depth; ++c) {
+        const std::size_t n = std::min(chunk, depth - c * chunk);
+        for (std::size_t r = 0; r < valid; ++r) {
+          std::copy_n(codes + (row + p * R + r) * ld + k + c * chunk, n, to + (c * R + r) * chunk);
+        }
+      }
+    }
+    panel_keys(source, out, panels, chunks * R * chunk, keys, path);
+    return;
+  }
   for_each_staged<R>(source, row, rows, k, depth, lines_at_once, staging, path,
                      [&](std::size_t panel, std::size_t first, std::size_t valid, const float* staged,
                          std::size_t width, std::size_t d0, std::size_t lines) {

@@ -154,6 +154,12 @@ class panel_source {
   // (one line of `rows` values per k), decoding on the kernels of `path`.
   virtual void read(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, float* out,
                     simd_path path) const = 0;
+  // The bfloat16 codes of a source stored as rows along k (X(r, k) = codes[r * ld + k]), or
+  // nullptr for any other dtype or layout: packing then copies codes instead of reading floats.
+  virtual const std::uint16_t* bfloat16_rows(std::size_t& ld) const noexcept {
+    ld = 0;
+    return nullptr;
+  }
 
  protected:
   panel_source() = default;
@@ -172,6 +178,13 @@ class strided_source final : public panel_source {
   bool exact_in_bfloat16() const noexcept override { return detail::exact_in_bfloat16<T>(); }
   int smallest_key() const noexcept override { return smallest_bfloat16_key<T>(); }
   bool rows_contiguous() const noexcept override { return !depth_contiguous_; }
+  const std::uint16_t* bfloat16_rows(std::size_t& ld) const noexcept override {
+    ld = ld_;
+    if constexpr (std::is_same<T, bfloat16>::value) {
+      if (depth_contiguous_) return reinterpret_cast<const std::uint16_t*>(data_);
+    }
+    return nullptr;
+  }
 
   void read(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, float* out,
             simd_path path) const override {

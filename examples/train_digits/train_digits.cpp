@@ -4,6 +4,9 @@
 //
 //   train_digits --precision fp16 --scaling dynamic      one run, a line per epoch
 //   train_digits --compare --json results.json --svg curves.svg    every recipe, 3 seeds
+//   train_digits --precision fp16 --checkpoint c.amp --save-after 50    then: --resume c.amp
+//                                                        a resumed run ends with the same
+//                                                        parameters crc32 as the whole one
 //   train_digits --benchmark --hidden 512 --layers 2 --batch 256 --steps 200 --precision bf16
 //                                                        median ms per optimizer step
 //
@@ -212,6 +215,12 @@ int run(int argc, char** argv) {
   options.value("--csv", "FILE", "write the loss and scale of every step as CSV", csv_path);
   options.value("--svg", "FILE", "write loss and loss-scale curves as an SVG chart", svg_path);
   options.value("--data", "FILE", "the digits CSV (the repository's data/digits/digits.csv)", data_path);
+  std::string checkpoint, resume;
+  long save_after = 0;
+  options.value("--checkpoint", "FILE", "write the session's checkpoint to FILE after --save-after steps", checkpoint);
+  options.integer("--save-after", "N", "the optimizer step after which --checkpoint is written", 1, 1L << 40,
+                  save_after);
+  options.value("--resume", "FILE", "load a checkpoint first and continue from its step (one recipe)", resume);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
   options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
@@ -227,6 +236,13 @@ int run(int argc, char** argv) {
   o.seed = static_cast<std::uint64_t>(seed);
   o.gradient_shift = static_cast<int>(shift);
   o.progress = isatty(STDERR_FILENO) != 0;
+  if ((checkpoint.empty()) != (save_after == 0)) throw usage_error("--checkpoint and --save-after go together");
+  if ((!checkpoint.empty() || !resume.empty()) && (compare || benchmark_mode)) {
+    throw usage_error("--checkpoint and --resume train one recipe; they do not go with --compare or --benchmark");
+  }
+  o.checkpoint = checkpoint;
+  o.save_after = save_after;
+  o.resume = resume;
   const digits_split data = split_digits(load_digits(data_path));
   if (benchmark_mode) {
     if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
@@ -278,6 +294,14 @@ int run(int argc, char** argv) {
       }));
     }
     runs.push_back(by_recipe.back().front());
+    if (!compare) {
+      const run_result& run = runs.back();
+      if (run.resumed_steps > 0) {
+        std::printf("  resumed from %s after step %lld\n", o.resume.c_str(), static_cast<long long>(run.resumed_steps));
+      }
+      if (!o.checkpoint.empty()) std::printf("  checkpoint after step %ld: %s\n", save_after, o.checkpoint.c_str());
+      std::printf("  parameters crc32 %08x\n", static_cast<unsigned>(run.parameters_crc));
+    }
   }
   const text_table table = comparison_table(by_recipe);
   if (compare) std::printf("\n%s", to_aligned_text(table).c_str());

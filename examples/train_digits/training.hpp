@@ -75,7 +75,23 @@ struct training_options {
   bool evaluate = true;           // accuracy on both parts after each epoch
   std::int64_t max_steps = 0;     // stop after this many optimizer steps (0: the epochs decide)
   bool drop_last = false;         // skip an epoch's last, smaller batch (benchmarks: one shape)
+  std::string checkpoint;         // the session's checkpoint file, written after save_after steps
+  std::int64_t save_after = 0;    // (0: never)
+  std::string resume;             // a checkpoint to load before training: its steps are not run again
 };
+
+// The CRC-32 of every parameter's bytes, in order: two runs that end with this value hold the
+// same parameters bit for bit (what a resumed run is checked by).
+inline std::uint32_t parameters_crc(const mlp& model) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t l = 0; l < model.layers(); ++l) {
+    for (const parameter* p : {&model.weight(l), &model.bias(l)}) {
+      const auto* b = static_cast<const std::uint8_t*>(p->value().raw_data());
+      bytes.insert(bytes.end(), b, b + p->value().bytes());
+    }
+  }
+  return mixprec::detail::crc32(bytes.data(), bytes.size());
+}
 
 struct epoch_record {
   int epoch = 0;
@@ -102,6 +118,8 @@ struct run_result {
   std::size_t cast_bytes = 0;        // low-precision copies the autocast cache held in a step
   std::size_t activation_bytes = 0;  // what one batch's forward keeps for the backward
   std::vector<double> step_seconds;  // each optimizer step's time (forward to update), diagnostics excluded
+  std::int64_t resumed_steps = 0;    // steps the loaded checkpoint had done (not run here)
+  std::uint32_t parameters_crc = 0;  // of the final parameters
   double best_loss() const {
     double best = epochs.empty() ? 0 : epochs.front().loss;
     for (const epoch_record& e : epochs) best = std::min(best, e.loss);
@@ -198,6 +216,10 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
   sgd.momentum = o.momentum;
   amp.use_optimizer(mixprec::optim::sgd(sgd));
   ops::fp8_training* fp8 = r.p == precision::fp8 ? &amp.use_fp8_layers(model.layers()) : nullptr;
+  if (!o.resume.empty()) {  // the model and session built as above, then the checkpoint: a fresh process
+    amp.load(o.resume);
+    result.resumed_steps = amp.statistics().total_steps;
+  }
   const bool measure_flush = o.measure_flush && (r.p == precision::fp16 || r.p == precision::bf16);
 
   mixprec_example::reproducible_random shuffler(o.seed ^ 0x5eedu);
@@ -212,10 +234,11 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
   for (int epoch = 1; epoch <= o.epochs && (o.max_steps == 0 || step < o.max_steps); ++epoch) {
     shuffler.shuffle(order);
     double loss_sum = 0, flushed_sum = 0;
-    std::size_t batches = 0;
+    std::size_t batches = 0, trained = 0;  // batches of the epoch, and those trained here (a resume skips some)
     for (std::size_t first = 0; first < order.size() && (o.max_steps == 0 || step < o.max_steps);
          first += o.batch, ++batches, ++step) {
       if (o.drop_last && first + o.batch > order.size()) break;
+      if (step < result.resumed_steps) continue;  // done before the checkpoint: the order still advances
       if (o.progress) {
         std::fprintf(stderr, "\r  %s epoch %d: batch %zu/%zu", r.name().c_str(), epoch, batches + 1,
                      (order.size() + o.batch - 1) / o.batch);
@@ -250,10 +273,12 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       training_seconds += result.step_seconds.back();
       loss_sum += s.loss;
       result.steps.push_back({step, s.loss, s.scale, s.skipped});
+      ++trained;
+      if (o.save_after > 0 && step + 1 == o.save_after) amp.save(o.checkpoint);
     }
     epoch_record e;
     e.epoch = epoch;
-    e.loss = loss_sum / static_cast<double>(batches);
+    e.loss = trained > 0 ? loss_sum / static_cast<double>(trained) : 0.0;
     if (o.evaluate) {
       e.train_accuracy = accuracy(model, data.train, r.p, fp8, amp.autocast_dtype());
       e.test_accuracy = accuracy(model, data.test, r.p, fp8, amp.autocast_dtype());
@@ -261,11 +286,12 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
     e.scale = amp.get_scale();
     e.skipped = amp.statistics().skipped_steps;
     e.seconds = training_seconds;
-    e.flushed = measure_flush ? flushed_sum / static_cast<double>(batches) : 0.0;
+    e.flushed = measure_flush && trained > 0 ? flushed_sum / static_cast<double>(trained) : 0.0;
     if (o.progress) std::fprintf(stderr, "\r%60s\r", "");
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);
   }
+  result.parameters_crc = parameters_crc(model);
   return result;
 }
 

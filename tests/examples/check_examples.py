@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -325,6 +326,18 @@ def check_train_digits(binary, scratch):
     check_refusal(binary, ["--precision", "fp64"], 2, "'fp64' is not one of")
     check_refusal(binary, ["--epochs", "-3"], 2, "--epochs")
     check_refusal(binary, ["--data", os.path.join(scratch, "missing.csv")], 1, "cannot open")
+    # Save after step 13, load in a fresh process, continue: the same parameters, bit for bit, as
+    # the run that went on (the checkpoint holds session, scaler, fp8 state, parameters, SGD).
+    for precision in ("fp16", "bf16", "fp8", "mxfp8"):
+        path = os.path.join(scratch, f"resume_{precision}.amp")
+        whole = run(binary, "--precision", precision, "--epochs", "2", "--checkpoint", path, "--save-after", "13")
+        resumed = run(binary, "--precision", precision, "--epochs", "2", "--resume", path)
+        crcs = [re.search(r"parameters crc32 ([0-9a-f]{8})", o[1]) for o in (whole, resumed)]
+        check(whole[0] == 0 and resumed[0] == 0 and all(crcs) and crcs[0].group(1) == crcs[1].group(1),
+              f"{precision}: a run resumed from the step-13 checkpoint in a fresh process ends with the whole "
+              f"run's parameters (got {[c.group(1) if c else None for c in crcs]}, {whole[2]} {resumed[2]})")
+        check("resumed from" in resumed[1] and "after step 13" in resumed[1], "the resumed run says where it resumed")
+    check_refusal(binary, ["--checkpoint", os.path.join(scratch, "x.amp")], 2, "go together")
     code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")
     epoch_lines = [line for line in out.splitlines() if line.startswith("  epoch ")]
     check(code == 0 and len(epoch_lines) == 2, f"a single run prints one line per epoch (got {out!r:.300})")

@@ -368,7 +368,7 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   // refused, not read with made-up values.
   for (const std::uint32_t old : {1u, 2u}) {
     const std::vector<std::uint8_t> older =
-        state_fuzz::framed(session_detail::session_magic, old, saved.data() + 16, saved.size() - 20);
+        state_fuzz::framed(detail::session_magic, old, saved.data() + 16, saved.size() - 20);
     refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 3");
   }
 }
@@ -390,7 +390,7 @@ TEST_CASE("a session state whose scaler carries other options than the recipe is
   payload.insert(payload.end(), blob.begin(), blob.end());
   payload.insert(payload.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
   const std::vector<std::uint8_t> forged = state_fuzz::framed(
-      session_detail::session_magic, session_detail::session_state_version, payload.data(), payload.size());
+      detail::session_magic, detail::session_state_version, payload.data(), payload.size());
   precision_session target = o2_session(r, 0);
   const std::vector<std::uint8_t> before = target.save_state();
   CHECK_THROWS_WITH(target.load_state(forged), Catch::Contains("policy or scaler options that differ"));
@@ -401,8 +401,8 @@ TEST_CASE("a session state whose scaler carries other options than the recipe is
   for (int i = 0; i < 4; ++i) same.push_back(static_cast<std::uint8_t>(own.size() >> (8 * i)));
   same.insert(same.end(), own.begin(), own.end());
   same.insert(same.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
-  CHECK_NOTHROW(target.load_state(state_fuzz::framed(session_detail::session_magic,
-                                                     session_detail::session_state_version, same.data(), same.size())));
+  CHECK_NOTHROW(target.load_state(state_fuzz::framed(detail::session_magic,
+                                                     detail::session_state_version, same.data(), same.size())));
 }
 
 TEST_CASE("enable, disable and toggle switch autocast and loss scaling; the log says so", "[session]") {
@@ -678,8 +678,8 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   precision_session amp = o2_session(parse_recipe("recipe=O2, growth_interval=2"), 0);
   continue_run(amp, 0, 11);
   const session_statistics got = amp.statistics();
-  const session_detail::json_value v = session_detail::parse_json(to_json(got));
-  REQUIRE(v.type == session_detail::json_value::kind::object);
+  const detail::json_value v = detail::parse_json(to_json(got));
+  REQUIRE(v.type == detail::json_value::kind::object);
   const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count",
                                          "current_scale",  "overflow_ratio", "avg_step_time",
                                          "scaler_updates", "master_bytes",   "working_bytes",
@@ -687,7 +687,7 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   REQUIRE(v.members.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     CHECK(v.members[i].first == keys[i]);
-    CHECK(v.members[i].second.type == session_detail::json_value::kind::number);
+    CHECK(v.members[i].second.type == detail::json_value::kind::number);
   }
   CHECK(v.members[0].second.number == static_cast<double>(got.total_steps));
   CHECK(v.members[2].second.number == static_cast<double>(got.overflow_count));

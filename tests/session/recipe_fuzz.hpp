@@ -22,7 +22,7 @@ enum selector : unsigned char {
 // JSON of a recipe: strings for enums and names, bare values for the rest ("inf" as a string,
 // as the parser takes it).
 inline std::string as_json(const mixprec::recipe& r, bool multiline) {
-  namespace sd = mixprec::session_detail;
+  namespace sd = mixprec::detail;
   std::string out = "{";
   out += multiline ? "\n  " : "";
   out += "\"recipe\": \"" + r.name + "\"";
@@ -39,7 +39,7 @@ inline std::string as_json(const mixprec::recipe& r, bool multiline) {
 // A recipe as command-line arguments: --recipe NAME, then --key value with '-' in keys (every
 // bool as --key true|false, so that a false survives).
 inline std::vector<std::string> as_flags(const mixprec::recipe& r) {
-  namespace sd = mixprec::session_detail;
+  namespace sd = mixprec::detail;
   std::vector<std::string> out = {"--recipe", r.name};
   sd::visit_recipe_fields(r, [&](const sd::field_info& info, const auto& value) {
     std::string key = info.key;

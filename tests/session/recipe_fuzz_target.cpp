@@ -63,7 +63,7 @@ bool names_a_file(const std::vector<std::string>& args) {
   for (const std::string& arg : args) {
     const std::string_view a = arg.c_str();  // what main would pass: up to a NUL
     if (a.size() < 3 || a.substr(0, 2) != "--") continue;
-    if (session_detail::key_of(a.substr(2, a.find('=') - 2)) == "recipe_file") return true;
+    if (detail::key_of(a.substr(2, a.find('=') - 2)) == "recipe_file") return true;
   }
   return false;
 }
@@ -200,9 +200,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     }
     default: {
-      std::optional<session_detail::json_value> doc;
+      std::optional<detail::json_value> doc;
       try {
-        doc = session_detail::parse_json(input);
+        doc = detail::parse_json(input);
       } catch (const recipe_error&) {
       } catch (const std::exception& e) {
         std::fprintf(stderr, "recipe fuzz: unexpected exception: %s\n", e.what());
@@ -211,7 +211,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       got = attempt([&] { return parse_recipe(input); }, input);
       const std::string_view body = trimmed(input);
       const bool json_text = !body.empty() && (body.front() == '{' || body.front() == '[');
-      if (json_text && got && (!doc || doc->type != session_detail::json_value::kind::object)) {
+      if (json_text && got && (!doc || doc->type != detail::json_value::kind::object)) {
         fail("a recipe was read from JSON that is not an object", input);
       }
       break;

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const unsigned selector = data[0];
   const std::vector<std::uint8_t> bytes =
-      state_fuzz::state_from_input(data, size, session_detail::session_magic, session_detail::session_state_version);
+      state_fuzz::state_from_input(data, size, detail::session_magic, detail::session_state_version);
   precision_session amp = session_fuzz::make_session(selector);
   if (!state_fuzz::loads_all_or_nothing(amp, bytes)) return 0;
   std::mt19937_64 random(size);

@@ -42,7 +42,7 @@
 #include "recipe_fields.hpp"
 
 namespace mixprec {
-namespace session_detail {
+namespace detail {
 
 inline recipe named_recipe(std::string_view name) {
   std::string lower(name);
@@ -417,18 +417,18 @@ inline recipe apply_scan(const flag_scan& scan) {
   return apply_layers({&file, &scan.flags});
 }
 
-}  // namespace session_detail
+}  // namespace detail
 
 inline recipe parse_recipe(std::string_view text) {
-  const session_detail::recipe_layer layer = session_detail::text_layer(text);
-  return session_detail::apply_layers({&layer});
+  const detail::recipe_layer layer = detail::text_layer(text);
+  return detail::apply_layers({&layer});
 }
 
 // Flags from main's arguments, from argv[first] on; every argument must be a recipe flag
 // (--recipe-file PATH included: the file's values first, the other flags over them).
 inline recipe parse_recipe_args(int argc, const char* const* argv, int first = 1) {
-  const auto args = session_detail::main_arguments("parse_recipe_args", argc, argv, first);
-  return session_detail::apply_scan(session_detail::scan_flags(args, true, true));
+  const auto args = detail::main_arguments("parse_recipe_args", argc, argv, first);
+  return detail::apply_scan(detail::scan_flags(args, true, true));
 }
 
 // The recipe, and main's other arguments (from argv[first] on) for the program's own parser.
@@ -443,15 +443,15 @@ struct recipe_args {
 // as in parse_recipe_args; an argument that is not the recipe's never is.
 inline recipe_args parse_known_recipe_args(int argc, const char* const* argv, int first = 1,
                                            std::string_view prefix = {}) {
-  const auto args = session_detail::main_arguments("parse_known_recipe_args", argc, argv, first);
-  session_detail::flag_scan scan = session_detail::scan_flags(args, false, true, prefix);
-  recipe_args out{session_detail::apply_scan(scan), std::move(scan.rest)};
+  const auto args = detail::main_arguments("parse_known_recipe_args", argc, argv, first);
+  detail::flag_scan scan = detail::scan_flags(args, false, true, prefix);
+  recipe_args out{detail::apply_scan(scan), std::move(scan.rest)};
   return out;
 }
 
 // A recipe file: JSON, key=value text, flags or a name (as parse_recipe), at most 1 MiB.
 inline recipe parse_recipe_file(const std::string& path) {
-  const std::string text = session_detail::read_recipe_file(path);
+  const std::string text = detail::read_recipe_file(path);
   try {
     return parse_recipe(text);
   } catch (const recipe_error& e) {

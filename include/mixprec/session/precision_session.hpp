@@ -294,7 +294,7 @@ class precision_session {
   // Logs and returns this epoch's statistics, and starts the next epoch.
   epoch_statistics end_epoch() {
     const epoch_statistics e = epoch_;
-    log(session_detail::epoch_line(e));
+    log(detail::epoch_line(e));
     epoch_ = epoch_statistics{};
     return e;
   }
@@ -321,7 +321,7 @@ class precision_session {
   // "[AMP Stats] Scale: 32768.0, Growth tracker: 0"
   std::string stats_line() const {
     const scale_state s = scaler_state();
-    return "[AMP Stats] Scale: " + session_detail::scale_text(s.scale) +
+    return "[AMP Stats] Scale: " + detail::scale_text(s.scale) +
            ", Growth tracker: " + std::to_string(s.growth_tracker);
   }
   void log(const std::string& line) const {
@@ -411,12 +411,12 @@ class precision_session {
       case loss_scaling_mode::none:
         return "no loss scaling";
       case loss_scaling_mode::fixed:
-        return "static loss scale " + session_detail::scale_text(recipe_.static_scale);
+        return "static loss scale " + detail::scale_text(recipe_.static_scale);
       case loss_scaling_mode::dynamic:
-        return "dynamic loss scaling, initial scale " + session_detail::scale_text(recipe_.init_scale);
+        return "dynamic loss scaling, initial scale " + detail::scale_text(recipe_.init_scale);
       case loss_scaling_mode::hysteresis:
         return std::string("hysteresis loss scaling (") + to_string(recipe_.hysteresis_rules) + "), initial scale " +
-               session_detail::scale_text(recipe_.init_scale);
+               detail::scale_text(recipe_.init_scale);
     }
     return "invalid scaling";
   }

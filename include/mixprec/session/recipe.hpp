@@ -241,7 +241,7 @@ inline recipe O3() {
 
 }  // namespace recipes
 
-namespace session_detail {
+namespace detail {
 
 [[noreturn]] inline void recipe_fail(const std::string& what) { throw recipe_error("recipe: " + what); }
 
@@ -254,11 +254,11 @@ void validate_as_recipe(const Policy& policy, const char* options) {
   }
 }
 
-}  // namespace session_detail
+}  // namespace detail
 
 // Throws recipe_error when the options cannot train together.
 inline void validate(const recipe& r) {
-  using session_detail::recipe_fail;
+  using detail::recipe_fail;
   const auto low = r.precision != precision_mode::float32;
   if (static_cast<unsigned>(r.precision) > 3u) recipe_fail("precision is not one of fp32, fp16, bf16, fp8");
   if (static_cast<unsigned>(r.scaling) > 3u) recipe_fail("scaling is not one of none, static, dynamic, hysteresis");
@@ -296,9 +296,9 @@ inline void validate(const recipe& r) {
   if (!(std::isfinite(r.static_scale) && r.static_scale > 0)) {
     recipe_fail("static_scale is " + detail::number_text(r.static_scale) + "; allowed: a finite number > 0");
   }
-  session_detail::validate_as_recipe(r.dynamic_policy(), "dynamic");
+  detail::validate_as_recipe(r.dynamic_policy(), "dynamic");
   if (r.scaling == loss_scaling_mode::hysteresis)
-    session_detail::validate_as_recipe(r.hysteresis_policy(), "hysteresis");
+    detail::validate_as_recipe(r.hysteresis_policy(), "hysteresis");
   if (r.at_floor != floor_action::clamp && r.at_floor != floor_action::throw_error) {
     recipe_fail("at_floor must be clamp or throw_error (a floor handler is code, set it on the scaler)");
   }

@@ -14,7 +14,7 @@
 #include "recipe.hpp"
 
 namespace mixprec {
-namespace session_detail {
+namespace detail {
 
 struct field_info {
   const char* key;
@@ -150,14 +150,14 @@ std::string field_text(const T& value) {
   }
 }
 
-}  // namespace session_detail
+}  // namespace detail
 
 // The recipe's settings as "key=value, ..." text, without its name: two recipes that train the
 // same way give the same text.  parse_recipe reads it back to an equal recipe.
 inline std::string settings_text(const recipe& r) {
   std::string out;
-  session_detail::visit_recipe_fields(r, [&](const session_detail::field_info& info, const auto& value) {
-    out.append(out.empty() ? "" : ", ").append(info.key).append("=").append(session_detail::field_text(value));
+  detail::visit_recipe_fields(r, [&](const detail::field_info& info, const auto& value) {
+    out.append(out.empty() ? "" : ", ").append(info.key).append("=").append(detail::field_text(value));
   });
   return out;
 }

@@ -69,7 +69,7 @@ inline std::string to_json(const session_statistics& s) {
          ", \"optimizer_bytes\": " + std::to_string(s.optimizer_bytes) + "}";
 }
 
-namespace session_detail {
+namespace detail {
 
 // "32768.0": the scale as the log lines print it (one decimal).
 inline std::string scale_text(double scale) {
@@ -86,5 +86,5 @@ inline std::string epoch_line(const epoch_statistics& e) {
   return buffer;
 }
 
-}  // namespace session_detail
+}  // namespace detail
 }  // namespace mixprec

@@ -18,7 +18,7 @@
 
 #include "../errors.hpp"
 
-namespace mixprec::session_detail {
+namespace mixprec::detail {
 
 constexpr std::size_t json_text_limit = std::size_t{1} << 20;  // 1 MiB: a recipe is a few hundred bytes
 constexpr std::size_t json_string_limit = 4096;
@@ -386,4 +386,4 @@ class json_reader {
 
 inline json_value parse_json(std::string_view text) { return json_reader(text).parse_document(); }
 
-}  // namespace mixprec::session_detail
+}  // namespace mixprec::detail

@@ -17,7 +17,7 @@
 #pragma once
 
 namespace mixprec {
-namespace session_detail {
+namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
 constexpr std::uint32_t session_state_version = 3;
@@ -86,24 +86,24 @@ inline std::string first_difference(const std::string& saved, const std::string&
   return "saved with " + until_comma(saved) + ", this session has " + until_comma(current);
 }
 
-}  // namespace session_detail
+}  // namespace detail
 
 inline std::vector<std::uint8_t> precision_session::save_state() const {
   require_between_steps("save_state");
   detail::state_writer w;
-  detail::begin_state_frame(w, session_detail::session_magic, session_detail::session_state_version);
+  detail::begin_state_frame(w, detail::session_magic, detail::session_state_version);
   w.str(settings_text(recipe_));
   w.u8(enabled_ ? 1 : 0);
-  session_detail::write_blob(w, std::visit([](const auto& s) { return s.save_state(); }, scaler_));
-  session_detail::write_blob(w, fp32_scaler_.save_state());
-  session_detail::write_statistics(w, epoch_);
-  session_detail::write_statistics(w, total_);
+  detail::write_blob(w, std::visit([](const auto& s) { return s.save_state(); }, scaler_));
+  detail::write_blob(w, fp32_scaler_.save_state());
+  detail::write_statistics(w, epoch_);
+  detail::write_statistics(w, total_);
   w.u8(masters_ ? 1 : 0);
   if (masters_) masters_->write(w);
   w.u32(fp8_ ? static_cast<std::uint32_t>(fp8_->layers()) : 0u);
   if (fp8_) {
-    session_detail::write_blob(w, fp8_->forward().save_state());
-    session_detail::write_blob(w, fp8_->backward().save_state());
+    detail::write_blob(w, fp8_->forward().save_state());
+    detail::write_blob(w, fp8_->backward().save_state());
   }
   model_.write(w);
   w.u8(static_cast<unsigned>(optimizer_.index()));
@@ -120,32 +120,32 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   using detail::state_reader;
   require_between_steps("load_state");
   const auto fail = [](const std::string& what) { throw scaler_state_error("session state: " + what); };
-  const std::uint32_t payload = detail::check_state_frame(data, size, session_detail::session_magic,
-                                                          session_detail::session_state_version, "session state");
+  const std::uint32_t payload = detail::check_state_frame(data, size, detail::session_magic,
+                                                          detail::session_state_version, "session state");
   state_reader in(data + detail::state_header_size, payload);
-  const std::string saved = in.str("recipe settings", session_detail::session_settings_limit);
+  const std::string saved = in.str("recipe settings", detail::session_settings_limit);
   const std::string current = settings_text(recipe_);
-  if (saved != current) fail("another recipe: " + session_detail::first_difference(saved, current));
+  if (saved != current) fail("another recipe: " + detail::first_difference(saved, current));
   const bool enabled = in.boolean("enabled");
   scaler_variant scaler = scaler_;  // loaded into copies: the session changes only once all is read
-  const std::vector<std::uint8_t> scaler_bytes = session_detail::read_blob(in, "scaler state");
+  const std::vector<std::uint8_t> scaler_bytes = detail::read_blob(in, "scaler state");
   const scaler_variant fresh = make_scaler(recipe_);
   std::visit(
       [&](auto& s) {
         s.load_state(scaler_bytes);
         using scaler_type = std::decay_t<decltype(s)>;
-        if (!session_detail::same_configuration(s, std::get<scaler_type>(fresh))) {
+        if (!detail::same_configuration(s, std::get<scaler_type>(fresh))) {
           fail("its scaler state holds policy or scaler options that differ from the recipe's");
         }
       },
       scaler);
   loss_scaler<no_scaling> fp32_scaler = fp32_scaler_;
-  fp32_scaler.load_state(session_detail::read_blob(in, "fp32 scaler state"));
-  if (!session_detail::same_configuration(fp32_scaler, loss_scaler<no_scaling>{})) {
+  fp32_scaler.load_state(detail::read_blob(in, "fp32 scaler state"));
+  if (!detail::same_configuration(fp32_scaler, loss_scaler<no_scaling>{})) {
     fail("its fp32 scaler state holds scaler options other than the defaults");
   }
-  const epoch_statistics epoch = session_detail::read_statistics(in);
-  const epoch_statistics total = session_detail::read_statistics(in);
+  const epoch_statistics epoch = detail::read_statistics(in);
+  const epoch_statistics total = detail::read_statistics(in);
   if (in.boolean("master weights present") != masters_.has_value()) {
     fail(masters_ ? "holds no master weights, this session keeps them" : "holds master weights, this session has none");
   }
@@ -158,8 +158,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   }
   std::optional<ops::fp8_training> fp8 = fp8_;
   if (fp8) {
-    fp8->forward().load_state(session_detail::read_blob(in, "fp8 forward state"));
-    fp8->backward().load_state(session_detail::read_blob(in, "fp8 backward state"));
+    fp8->forward().load_state(detail::read_blob(in, "fp8 forward state"));
+    fp8->backward().load_state(detail::read_blob(in, "fp8 backward state"));
     const delayed_scaling expected = recipe_.fp8_policy();
     for (const delayed_scaler* s : {&fp8->forward(), &fp8->backward()}) {
       const delayed_scaling& got = s->recipe();

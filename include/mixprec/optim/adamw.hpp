@@ -167,26 +167,10 @@ class adamw {
 
   // The standalone saved form: the library's frame (magic "MXOPTADW", version 1, CRC-32) around
   // write()'s payload.
-  std::vector<std::uint8_t> save_state() const {
-    ::mixprec::detail::state_writer out;
-    ::mixprec::detail::begin_state_frame(out, state_magic, state_version);
-    write(out);
-    ::mixprec::detail::end_state_frame(out);
-    return out.bytes;
-  }
+  std::vector<std::uint8_t> save_state() const { return detail::framed_state(*this); }
 
   // All or nothing: throws scaler_state_error and changes nothing unless the whole state loads.
-  void load_state(const std::uint8_t* data, std::size_t size) {
-    using ::mixprec::detail::state_reader;
-    const std::uint32_t payload =
-        ::mixprec::detail::check_state_frame(data, size, state_magic, state_version, "adamw optimizer state");
-    state_reader in(data + ::mixprec::detail::state_header_size, payload);
-    const decoded d = decode(in);
-    if (in.remaining() != 0) {
-      state_reader::fail(std::to_string(in.remaining()) + " unread bytes after the adamw state");
-    }
-    commit(d);
-  }
+  void load_state(const std::uint8_t* data, std::size_t size) { detail::load_framed_state(*this, data, size, kind); }
 
  private:
   static constexpr const char* who = "mixprec::optim::adamw";

@@ -138,4 +138,26 @@ inline float read_lr(state_reader& in, const char* who) {
   return lr;
 }
 
+// The standalone saved form of an optimizer: the library's frame (its state_magic and
+// state_version, CRC-32) around write()'s payload; and its loading, all or nothing.
+template <class Optimizer>
+std::vector<std::uint8_t> framed_state(const Optimizer& o) {
+  state_writer out;
+  ::mixprec::detail::begin_state_frame(out, Optimizer::state_magic, Optimizer::state_version);
+  o.write(out);
+  ::mixprec::detail::end_state_frame(out);
+  return out.bytes;
+}
+template <class Optimizer>
+void load_framed_state(Optimizer& o, const std::uint8_t* data, std::size_t size, const char* kind) {
+  const std::uint32_t payload = ::mixprec::detail::check_state_frame(
+      data, size, Optimizer::state_magic, Optimizer::state_version, std::string(kind) + " optimizer state");
+  state_reader in(data + ::mixprec::detail::state_header_size, payload);
+  const typename Optimizer::decoded d = o.decode(in);
+  if (in.remaining() != 0) {
+    state_reader::fail(std::to_string(in.remaining()) + " unread bytes after the " + kind + " state");
+  }
+  o.commit(d);
+}
+
 }  // namespace mixprec::optim::detail

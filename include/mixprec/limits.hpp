@@ -144,7 +144,9 @@ class std::numeric_limits<mixprec::minifloat<Format>> {
 
   MIXPREC_HOST_DEVICE static constexpr T min() noexcept { return codes::min_normal(); }
   MIXPREC_HOST_DEVICE static constexpr T lowest() noexcept {
-    return traits::is_signed ? codes::make(traits::sign_mask | traits::max_finite_magnitude) : codes::min_normal();
+    // An unsigned format's lowest value is its zero (ue4m3), or its smallest power where it has none (e8m0).
+    if (traits::is_signed) return codes::make(traits::sign_mask | traits::max_finite_magnitude);
+    return traits::has_zero ? codes::make(0) : codes::min_normal();
   }
   MIXPREC_HOST_DEVICE static constexpr T max() noexcept { return codes::max_finite(); }
   MIXPREC_HOST_DEVICE static constexpr T epsilon() noexcept { return codes::power_of_two(-traits::mantissa_bits); }

@@ -54,6 +54,16 @@ struct float8_e8m0fnu : binary_format<8, 0, 127, special_encoding::nan_all_ones,
   static constexpr const char* name = "float8_e8m0fnu";
 };
 
+// NVFP4's block scale (NVIDIA's "ue4m3": cvt ... .ue4m3x2, CUTLASS float_ue4m3_t): e4m3fn's
+// magnitudes without the sign bit, 7 bits in a byte.  0'0000'001 = 2^-9 (smallest subnormal),
+// 0'1111'110 = (1 + 0b110 × 2^-3) × 2^(15 - 7) = 448, 0'1111'111 = 0x7F is the NaN; so every
+// code is also the float8_e4m3fn code of the same value.  -0 becomes +0; any other negative input
+// (tiny or -inf included) is out of the domain: NaN, or 0 under overflow::saturate (as e8m0,
+// docs/decisions.md "ue4m3").
+struct float8_ue4m3 : binary_format<4, 3, 7, special_encoding::nan_all_ones, /*IsSigned=*/false> {
+  static constexpr const char* name = "float8_ue4m3";
+};
+
 }  // namespace formats
 
 using float16 = minifloat<formats::float16>;
@@ -66,6 +76,7 @@ using float6_e3m2fn = minifloat<formats::float6_e3m2fn>;
 using float6_e2m3fn = minifloat<formats::float6_e2m3fn>;
 using float4_e2m1fn = minifloat<formats::float4_e2m1fn>;
 using float8_e8m0fnu = minifloat<formats::float8_e8m0fnu>;
+using float8_ue4m3 = minifloat<formats::float8_ue4m3>;
 
 using fp16 = float16;
 using bf16 = bfloat16;

@@ -173,6 +173,7 @@ int sweep_from(unsigned threads) {
   check_pair<From, mixprec::float6_e2m3fn>(from_oracle, threads, c);
   check_pair<From, mixprec::float4_e2m1fn>(from_oracle, threads, c);
   check_pair<From, mixprec::float8_e8m0fnu>(from_oracle, threads, c);
+  check_pair<From, mixprec::float8_ue4m3>(from_oracle, threads, c);
   const format_parameters from = from_oracle.parameters();
   const format_parameters binary32{8, 23, 127, true, true, mixprec::special_encoding::ieee};
   const format_parameters binary64{11, 52, 1023, true, true, mixprec::special_encoding::ieee};
@@ -184,7 +185,7 @@ int sweep_from(unsigned threads) {
   }
   c.checks += widening_checks;
   std::printf(
-      "%-16s -> 10 formats (12 modes + constructor), float and double (12 modes + static_cast): %u codes, "
+      "%-16s -> 11 formats (12 modes + constructor), float and double (12 modes + static_cast): %u codes, "
       "%llu checks, %llu mismatches, %.1f s\n",
       mixprec::format_name<typename From::format>().c_str(), 1u << from.total_bits(),
       static_cast<unsigned long long>(c.checks.load()), static_cast<unsigned long long>(c.mismatches.load()),

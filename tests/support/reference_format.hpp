@@ -222,9 +222,9 @@ class reference_format {
   }
   std::uint32_t out_of_domain(mixprec::overflow o) const {
     // Negative numbers and zero into an unsigned / zero-less format: NaN, or the smallest
-    // value when saturating.
+    // value when saturating: zero where the format has one (ue4m3), else its smallest power (e8m0).
     if (o == mixprec::overflow::saturate || p_.specials == mixprec::special_encoding::none)
-      return entries_.front().code;
+      return p_.has_subnormals ? 0u : entries_.front().code;
     return nan(false);
   }
   std::uint32_t non_finite(bool negative) const {

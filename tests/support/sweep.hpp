@@ -82,6 +82,7 @@ bool with_type_named(const std::string& name, F f) {
   try_one(mixprec::float6_e2m3fn{});
   try_one(mixprec::float4_e2m1fn{});
   try_one(mixprec::float8_e8m0fnu{});
+  try_one(mixprec::float8_ue4m3{});
   return found;
 }
 

@@ -54,6 +54,18 @@ MIXPREC_HOST_DEVICE constexpr std::uint32_t philox_bits(std::uint64_t seed, std:
   return philox_stream_block(seed, index >> 2).word[index & 3];
 }
 
+// Element `index` of the stream of one (tensor, step) under `seed`: the counter is (block low,
+// block high, tensor, step), so streams of different tensors or steps never share a block, and
+// (tensor, step) = (0, 0) is the stream of philox_bits(seed, index) above.
+MIXPREC_HOST_DEVICE constexpr std::uint32_t philox_bits(std::uint64_t seed, std::uint32_t tensor, std::uint32_t step,
+                                                        std::uint64_t index) noexcept {
+  const std::uint64_t block = index >> 2;
+  const philox_block counter{
+      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), tensor, step}};
+  return philox4x32_10(counter, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32))
+      .word[index & 3];
+}
+
 // philox_bits(seed, i) for i = first, first + 1, ... in order, one block per four elements.
 class philox_sequence {
  public:

@@ -1,0 +1,266 @@
+// NVFP4 tensors (issue 16): e2m1 elements packed two per byte, one ue4m3 scale per 16 elements
+// and one float per tensor, quantised from a float matrix by Transformer Engine's or torchao's
+// rule (nvfp4_rules.hpp), in 1×16 or 16×16 blocks, as a row-wise copy (blocks along rows), a
+// column-wise copy (blocks along columns, stored transposed, as TE's columnwise data) or both,
+// each quantised from the float input.  docs/blockscale.md ("NVFP4") has the layout and rules.
+//
+//   mixprec::blockscale::nvfp4_options o;
+//   o.columnwise = true;
+//   auto t = mixprec::blockscale::nvfp4_quantize(a, rows, cols, lda, o);
+//   mixprec::blockscale::nvfp4_dequantize(*t.rowwise, out, ldo);   // out[r * ldo + c]
+//
+// Stochastic rounding of the elements (scales always round to nearest): element (r, c) of the
+// row-wise copy takes the random word of index i = r·cols + c, of the column-wise copy index
+// rows·cols + c·rows + r, from Philox-4x32-10 keyed by seed at the counter (i / 4, tensor id,
+// step) (detail/philox.hpp), and uses its low k bits; so the codes depend only on the input and
+// (seed, tensor id, step), never on the threads (set_bulk_threads) that split the lines.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../detail/philox.hpp"
+#include "../errors.hpp"
+#include "../mx/packing.hpp"
+#include "../mx/quantize.hpp"
+#include "nvfp4_rules.hpp"
+
+namespace mixprec::blockscale {
+
+enum class nvfp4_tile {
+  row_16,    // 1×16: each block is 16 consecutive elements of a line (TE's activations, gradients)
+  square_16  // 16×16: the block amax is the tile's, shared by its 16 lines (TE's weights)
+};
+
+struct nvfp4_stochastic_rounding {
+  bool enabled = false;
+  std::uint64_t seed = 0;
+  std::uint32_t tensor_id = 0;
+  std::uint32_t step = 0;
+  int random_bits = 32;  // k: 8, 16 or 32
+};
+
+struct nvfp4_options {
+  nvfp4_rule rule = nvfp4_rule::transformer_engine;
+  nvfp4_tile tile = nvfp4_tile::row_16;
+  bool rowwise = true;
+  bool columnwise = false;
+  nvfp4_stochastic_rounding stochastic{};
+};
+
+// One quantised copy of a rows × cols matrix.  Its lines are the rows (row-wise copy) or the
+// columns (column-wise copy); each line is cut into blocks of 16, the last one padded with zero
+// codes.  Block j of line l: 8 bytes of packed codes (mx/packing.hpp: element 2k in the low
+// nibble of byte k) and one ue4m3 scale, stored line by line.
+class nvfp4_matrix {
+ public:
+  nvfp4_matrix(std::size_t rows, std::size_t cols, bool columnwise, nvfp4_rule rule)
+      : rows_(rows),
+        cols_(cols),
+        columnwise_(columnwise),
+        rule_(rule),
+        blocks_per_line_((line_length() + nvfp4_block_size - 1) / nvfp4_block_size),
+        data_(lines() * blocks_per_line_ * (nvfp4_block_size / 2)),
+        scales_(lines() * blocks_per_line_) {}
+
+  std::size_t rows() const noexcept { return rows_; }
+  std::size_t cols() const noexcept { return cols_; }
+  bool columnwise() const noexcept { return columnwise_; }
+  nvfp4_rule rule() const noexcept { return rule_; }
+  std::size_t lines() const noexcept { return columnwise_ ? cols_ : rows_; }
+  std::size_t line_length() const noexcept { return columnwise_ ? rows_ : cols_; }
+  std::size_t blocks_per_line() const noexcept { return blocks_per_line_; }
+
+  // The amax the per-tensor scale came from, and that scale as the rule keeps it: TE's S_enc,
+  // torchao's per_tensor_scale p.
+  float amax() const noexcept { return amax_; }
+  float tensor_scale() const noexcept { return tensor_scale_; }
+  // What the block scales are multiplied by to decode: TE's S_dec = fl(1 / S_enc), torchao's p.
+  float decode_scale() const noexcept { return decode_scale_; }
+
+  unsigned char* block_data(std::size_t line, std::size_t j) noexcept {
+    return data_.data() + (line * blocks_per_line_ + j) * (nvfp4_block_size / 2);
+  }
+  const unsigned char* block_data(std::size_t line, std::size_t j) const noexcept {
+    return data_.data() + (line * blocks_per_line_ + j) * (nvfp4_block_size / 2);
+  }
+  float8_ue4m3& scale(std::size_t line, std::size_t j) noexcept { return scales_[line * blocks_per_line_ + j]; }
+  float8_ue4m3 scale(std::size_t line, std::size_t j) const noexcept { return scales_[line * blocks_per_line_ + j]; }
+
+  // The e2m1 code and the decoded value of element (r, c) of the matrix (not of the line).
+  unsigned code(std::size_t r, std::size_t c) const noexcept {
+    const std::size_t line = columnwise_ ? c : r, position = columnwise_ ? r : c;
+    return mixprec::detail::read_packed_code<4>(block_data(line, position / nvfp4_block_size),
+                                                position % nvfp4_block_size);
+  }
+  float value(std::size_t r, std::size_t c) const noexcept {
+    const std::size_t line = columnwise_ ? c : r, position = columnwise_ ? r : c;
+    return decode(code(r, c), scale(line, position / nvfp4_block_size));
+  }
+  // TE: fl(fl(q · s) · S_dec) (q · s is exact); torchao: fl(q · fl(p · s)).
+  float decode(unsigned code, float8_ue4m3 s) const noexcept {
+    const float q = static_cast<float>(float4_e2m1fn::from_bits(static_cast<std::uint8_t>(code)));
+    if (rule_ == nvfp4_rule::torchao) return q * torchao_nvfp4_block_divisor(s, decode_scale_);
+    return q * static_cast<float>(s) * decode_scale_;
+  }
+
+  void set_tensor_scale(float amax, float tensor_scale, float decode_scale) noexcept {
+    amax_ = amax;
+    tensor_scale_ = tensor_scale;
+    decode_scale_ = decode_scale;
+  }
+
+ private:
+  std::size_t rows_, cols_;
+  bool columnwise_;
+  nvfp4_rule rule_;
+  std::size_t blocks_per_line_;
+  std::vector<unsigned char> data_;
+  std::vector<float8_ue4m3> scales_;
+  float amax_ = 0.0f, tensor_scale_ = 1.0f, decode_scale_ = 1.0f;
+};
+
+struct nvfp4_tensor {
+  std::size_t rows = 0, cols = 0;
+  std::optional<nvfp4_matrix> rowwise, columnwise;
+};
+
+namespace detail {
+
+inline void check_nvfp4_options(const nvfp4_options& o) {
+  if (o.rule != nvfp4_rule::transformer_engine && o.rule != nvfp4_rule::torchao) {
+    throw invalid_argument("nvfp4_quantize: rule is " + std::to_string(static_cast<int>(o.rule)) +
+                           ", not an nvfp4_rule (transformer_engine or torchao)");
+  }
+  if (o.tile != nvfp4_tile::row_16 && o.tile != nvfp4_tile::square_16) {
+    throw invalid_argument("nvfp4_quantize: tile is " + std::to_string(static_cast<int>(o.tile)) +
+                           ", not an nvfp4_tile (row_16 or square_16)");
+  }
+  if (!o.rowwise && !o.columnwise) {
+    throw invalid_argument("nvfp4_quantize: the options ask for neither the rowwise nor the columnwise copy");
+  }
+  const int k = o.stochastic.random_bits;
+  if (o.stochastic.enabled && k != 8 && k != 16 && k != 32) {
+    throw invalid_argument("nvfp4_quantize: random_bits is " + std::to_string(k) + "; allowed: 8, 16 or 32");
+  }
+}
+
+// Largest magnitude bits of the rows × cols matrix a, or of its 16×16 tile (ti, tj).
+inline std::uint32_t nvfp4_amax_bits(const float* a, std::size_t lda, std::size_t r0, std::size_t r1, std::size_t c0,
+                                     std::size_t c1) noexcept {
+  std::uint32_t largest = 0;
+  for (std::size_t r = r0; r < r1; ++r) {
+    for (std::size_t c = c0; c < c1; ++c) largest = std::max(largest, nvfp4_magnitude_bits(a[r * lda + c]));
+  }
+  return largest;
+}
+
+// Lines [first, last) of copy m from a (row-major, lda).  tile_amax: the 16×16 tiles' amax bits
+// (row-major over tiles of the matrix) or empty for 1×16 blocks.
+inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& m,
+                                 const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o, std::size_t first,
+                                 std::size_t last) {
+  const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
+  const std::size_t length = m.line_length(), tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
+  const float multiplier = te_nvfp4_block_multiplier(m.tensor_scale());
+  const std::uint64_t index_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
+  const nvfp4_stochastic_rounding& sr = o.stochastic;
+  unsigned char codes[nvfp4_block_size];
+  for (std::size_t line = first; line < last; ++line) {
+    for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
+      const std::size_t p0 = j * nvfp4_block_size, p1 = std::min(length, p0 + nvfp4_block_size);
+      float x[nvfp4_block_size] = {};  // the block, zero-padded
+      std::uint32_t amax_bits = 0;
+      for (std::size_t p = p0; p < p1; ++p) {
+        x[p - p0] = by_columns ? a[p * lda + line] : a[line * lda + p];
+        amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(x[p - p0]));
+      }
+      if (!tile_amax.empty()) {
+        const std::size_t tile_row = (by_columns ? j : line / nvfp4_block_size);
+        const std::size_t tile_col = (by_columns ? line / nvfp4_block_size : j);
+        amax_bits = tile_amax[tile_row * tiles_across + tile_col];
+      }
+      const float block_amax = mixprec::detail::bit_cast<float>(amax_bits);
+      const float8_ue4m3 s =
+          te ? te_nvfp4_block_scale(block_amax, multiplier) : torchao_nvfp4_block_scale(block_amax, m.tensor_scale());
+      m.scale(line, j) = s;
+      const float factor =
+          te ? te_nvfp4_element_multiplier(s, m.decode_scale()) : torchao_nvfp4_block_divisor(s, m.tensor_scale());
+      const bool nan_scale = s.bits() == detail::ue4m3_nan_code;
+      for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
+        codes[p] = 0;
+        if (nan_scale || p0 + p >= p1) continue;
+        const float scaled = te ? x[p] * factor : x[p] / factor;
+        std::uint32_t random = 0;
+        if (sr.enabled) {
+          const std::size_t r = by_columns ? p0 + p : line, c = by_columns ? line : p0 + p;
+          const std::uint64_t i =
+              index_base + (by_columns ? std::uint64_t{c} * m.rows() + r : std::uint64_t{r} * m.cols() + c);
+          random = mixprec::detail::philox_bits(sr.seed, sr.tensor_id, sr.step, i);
+        }
+        codes[p] = nvfp4_element_code(scaled, sr.enabled, sr.random_bits, random);
+      }
+      mixprec::detail::pack_codes<4>(codes, nvfp4_block_size, m.block_data(line, j));
+    }
+  }
+}
+
+}  // namespace detail
+
+// Quantises the rows × cols float matrix a (row-major, leading dimension lda) into the copies the
+// options ask for.  Lines are split over bulk_threads(); the result does not depend on how.
+inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda,
+                                   const nvfp4_options& options = {}) {
+  mixprec::detail::check_mx_arguments("nvfp4_quantize", a, rows, cols, lda);
+  detail::check_nvfp4_options(options);
+  nvfp4_tensor t;
+  t.rows = rows;
+  t.cols = cols;
+  const float amax = rows == 0 || cols == 0
+                         ? 0.0f
+                         : mixprec::detail::bit_cast<float>(detail::nvfp4_amax_bits(a, lda, 0, rows, 0, cols));
+  std::vector<std::uint32_t> tile_amax;
+  if (options.tile == nvfp4_tile::square_16) {
+    const std::size_t down = (rows + nvfp4_block_size - 1) / nvfp4_block_size;
+    const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size;
+    tile_amax.resize(down * across);
+    for (std::size_t ti = 0; ti < down; ++ti) {
+      for (std::size_t tj = 0; tj < across; ++tj) {
+        tile_amax[ti * across + tj] =
+            detail::nvfp4_amax_bits(a, lda, ti * nvfp4_block_size, std::min(rows, (ti + 1) * nvfp4_block_size),
+                                    tj * nvfp4_block_size, std::min(cols, (tj + 1) * nvfp4_block_size));
+      }
+    }
+  }
+  const auto make = [&](bool columnwise) {
+    nvfp4_matrix m(rows, cols, columnwise, options.rule);
+    if (options.rule == nvfp4_rule::transformer_engine) {
+      const float encode = te_nvfp4_encode_scale(amax);
+      m.set_tensor_scale(amax, encode, 1.0f / encode);
+    } else {
+      const float p = torchao_nvfp4_tensor_scale(amax);
+      m.set_tensor_scale(amax, p, p);
+    }
+    mixprec::detail::for_each_share(m.lines(), rows * cols, [&](std::size_t first, std::size_t last) {
+      detail::nvfp4_quantize_lines(a, lda, m, tile_amax, options, first, last);
+    });
+    return m;
+  };
+  if (options.rowwise) t.rowwise = make(false);
+  if (options.columnwise) t.columnwise = make(true);
+  return t;
+}
+
+// out[r * ldo + c] = m.value(r, c) for every element of the matrix, whichever copy m is.
+inline void nvfp4_dequantize(const nvfp4_matrix& m, float* out, std::size_t ldo) {
+  mixprec::detail::check_mx_arguments("nvfp4_dequantize", out, m.rows(), m.cols(), ldo);
+  for (std::size_t r = 0; r < m.rows(); ++r) {
+    for (std::size_t c = 0; c < m.cols(); ++c) out[r * ldo + c] = m.value(r, c);
+  }
+}
+
+}  // namespace mixprec::blockscale

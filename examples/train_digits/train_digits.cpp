@@ -98,13 +98,13 @@ text_table comparison_table(const std::vector<std::vector<run_result>>& by_recip
     table.add_row(
         {to_string(first.r.p), to_string(first.r.s), std::to_string(seeds.size()), format_number(test.mean, 4),
          format_number(test.min, 4), format_number(test.max, 4),
-         format_number(over_seeds(seeds, [&](const run_result& run) { return 100 * last(run).train_accuracy; }).mean, 4),
+         format_number(over_seeds(seeds, [&](const run_result& run) { return 100 * last(run).train_accuracy; }).mean,
+                       4),
          format_number(over_seeds(seeds, [](const run_result& run) { return run.best_loss(); }).mean, 4),
          format_number(
              over_seeds(seeds, [&](const run_result& run) { return static_cast<double>(last(run).skipped); }).mean, 4),
-         format_number(over_seeds(seeds, [&](const run_result& run) { return static_cast<double>(last(run).scale); })
-                           .mean,
-                       6),
+         format_number(
+             over_seeds(seeds, [&](const run_result& run) { return static_cast<double>(last(run).scale); }).mean, 6),
          flush_measured ? format_percent(flushed) : "-", format_number(seconds.mean, 3), format_number(seconds.min, 3),
          format_number(seconds.max, 3), bytes_text(first.master_bytes) + " + " + bytes_text(first.cast_bytes),
          bytes_text(first.activation_bytes)});
@@ -208,8 +208,8 @@ int run(int argc, char** argv) {
   options.integer("--seed", "S", "seed of the weights and the batch order (1)", 0, 1L << 40, seed);
   options.integer("--gradient-shift", "N", "loss x 2^-N, learning rate x 2^N (18; 0: the plain loss)", 0, 60, shift);
   options.flag("--compare", "run every recipe at several seeds and print them side by side", compare);
-  options.integer("--seeds", "N", "--compare: seeds per recipe, S to S+N-1 (3); the table gives mean, min, max", 1,
-                  100, seeds);
+  options.integer("--seeds", "N", "--compare: seeds per recipe, S to S+N-1 (3); the table gives mean, min, max", 1, 100,
+                  seeds);
   options.flag("--quick", "8 epochs (for tests)", quick);
   options.value("--json", "FILE", "write the comparison table as JSON", json_path);
   options.value("--csv", "FILE", "write the loss and scale of every step as CSV", csv_path);

@@ -132,7 +132,7 @@ struct run_result {
 // else in float32, so its session recipe is fp32's (no autocast, no loss scaling).  fp16 without
 // scaling is the experiment that shows the underflow, so it turns the recipe's safety check off.
 inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
-  mixprec::recipe s = r.p == precision::fp16  ? mixprec::recipes::fp16()
+  mixprec::recipe s = r.p == precision::fp16   ? mixprec::recipes::fp16()
                       : r.p == precision::bf16 ? mixprec::recipes::bf16()
                       : r.p == precision::fp8  ? mixprec::recipes::fp8()
                                                : mixprec::recipes::fp32();

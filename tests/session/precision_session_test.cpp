@@ -389,8 +389,8 @@ TEST_CASE("a session state whose scaler carries other options than the recipe is
   for (int i = 0; i < 4; ++i) payload.push_back(static_cast<std::uint8_t>(blob.size() >> (8 * i)));
   payload.insert(payload.end(), blob.begin(), blob.end());
   payload.insert(payload.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
-  const std::vector<std::uint8_t> forged = state_fuzz::framed(
-      detail::session_magic, detail::session_state_version, payload.data(), payload.size());
+  const std::vector<std::uint8_t> forged =
+      state_fuzz::framed(detail::session_magic, detail::session_state_version, payload.data(), payload.size());
   precision_session target = o2_session(r, 0);
   const std::vector<std::uint8_t> before = target.save_state();
   CHECK_THROWS_WITH(target.load_state(forged), Catch::Contains("policy or scaler options that differ"));
@@ -401,8 +401,8 @@ TEST_CASE("a session state whose scaler carries other options than the recipe is
   for (int i = 0; i < 4; ++i) same.push_back(static_cast<std::uint8_t>(own.size() >> (8 * i)));
   same.insert(same.end(), own.begin(), own.end());
   same.insert(same.end(), saved.begin() + static_cast<std::ptrdiff_t>(at + 4 + old_length), saved.end() - 4);
-  CHECK_NOTHROW(target.load_state(state_fuzz::framed(detail::session_magic,
-                                                     detail::session_state_version, same.data(), same.size())));
+  CHECK_NOTHROW(target.load_state(
+      state_fuzz::framed(detail::session_magic, detail::session_state_version, same.data(), same.size())));
 }
 
 TEST_CASE("enable, disable and toggle switch autocast and loss scaling; the log says so", "[session]") {
@@ -680,10 +680,9 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   const session_statistics got = amp.statistics();
   const detail::json_value v = detail::parse_json(to_json(got));
   REQUIRE(v.type == detail::json_value::kind::object);
-  const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count",
-                                         "current_scale",  "overflow_ratio", "avg_step_time",
-                                         "scaler_updates", "master_bytes",   "working_bytes",
-                                         "gradient_bytes", "optimizer_bytes"};
+  const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count", "current_scale",
+                                         "overflow_ratio", "avg_step_time",  "scaler_updates", "master_bytes",
+                                         "working_bytes",  "gradient_bytes", "optimizer_bytes"};
   REQUIRE(v.members.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     CHECK(v.members[i].first == keys[i]);

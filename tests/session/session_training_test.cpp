@@ -156,7 +156,7 @@ TEST_CASE("add_parameter stores each parameter in the dtype the recipe names", "
     CHECK((master != nullptr) == e.masters);
     if (master != nullptr) CHECK(std::memcmp(master, initial.raw_data(), initial.bytes()) == 0);
     CHECK(amp.parameters().master(2) == nullptr);  // float32 parameters are their own masters
-    CHECK(amp.input_dtype() == e.weights);  // O2/O3 cast the model's inputs too
+    CHECK(amp.input_dtype() == e.weights);         // O2/O3 cast the model's inputs too
   }
 }
 
@@ -170,10 +170,10 @@ TEST_CASE("the update follows the stored dtype's rule, bit for bit", "[session][
     optim::sgd_options o;
     o.lr = 0.5f;
     amp.use_optimizer(optim::sgd(o));
-    const std::vector<float> master_before = amp.parameters().master(0) != nullptr
-                                                 ? std::vector<float>(amp.parameters().master(0),
-                                                                      amp.parameters().master(0) + m.weight.value().size())
-                                                 : std::vector<float>();
+    const std::vector<float> master_before =
+        amp.parameters().master(0) != nullptr
+            ? std::vector<float>(amp.parameters().master(0), amp.parameters().master(0) + m.weight.value().size())
+            : std::vector<float>();
     const matrix before = m.weight.value();
     const step_result r = step_once(amp, m, 0);
     REQUIRE_FALSE(r.skipped);
@@ -184,8 +184,8 @@ TEST_CASE("the update follows the stored dtype's rule, bit for bit", "[session][
       const float w = master_before.empty() ? before.to(dtype::float32).data<float>()[k] : master_before[k];
       expected[k] = w - 0.5f * g[k];
     }
-    const matrix expected_stored = matrix::copy_of(matrix_view(expected.data(), before.rows(), before.cols()))
-                                       .to(before.type());
+    const matrix expected_stored =
+        matrix::copy_of(matrix_view(expected.data(), before.rows(), before.cols())).to(before.type());
     CHECK(bytes_of(m.weight.value()) == bytes_of(expected_stored));
     if (!master_before.empty()) CHECK(std::memcmp(amp.parameters().master(0), expected.data(), n * 4) == 0);
   }
@@ -206,15 +206,13 @@ TEST_CASE("a backward inside train_step computes in the forward's precision", "[
     dynamic_autocast_scope fp16(dtype::float16);
     const matrix z = ops::linear(x, m.weight, m.bias);
     const matrix logits = ops::layer_norm(z, m.gain);
-    const ops::layer_norm_grads gn =
-        ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
+    const ops::layer_norm_grads gn = ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
     by_hand = ops::linear_backward(gn.input, x, m.weight, m.bias).weight;
   }
   {
     const matrix z = ops::linear(x, m.weight, m.bias);
     const matrix logits = ops::layer_norm(z, m.gain);
-    const ops::layer_norm_grads gn =
-        ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
+    const ops::layer_norm_grads gn = ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, scale), z, m.gain);
     in_fp32 = ops::linear_backward(gn.input, x, m.weight, m.bias).weight;
   }
   REQUIRE_FALSE(step_once(amp, m, 0).skipped);
@@ -269,8 +267,8 @@ run_end run_steps(precision_session& amp, classifier& m, optimizer_kind k, int f
   e.weight = bytes_of(m.weight.value());
   e.bias = bytes_of(m.bias.value());
   e.gain = bytes_of(m.gain.value());
-  e.optimizer = k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()
-                                         : amp.optimizer<optim::adamw>().save_state();
+  e.optimizer =
+      k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state() : amp.optimizer<optim::adamw>().save_state();
   if (const float* master = amp.parameters().master(0)) e.master.assign(master, master + m.weight.value().size());
   e.scale = amp.get_scale();
   e.skipped = amp.statistics().skipped_steps;
@@ -385,7 +383,14 @@ TEST_CASE("misuse of the training loop gets an error that names it", "[session][
   throws_with([&] { amp.accumulate_gradient(stranger, matrix(dtype::float32, 1, 1)); }, "'stranger' is not registered");
   throws_with([&] { amp.accumulate_gradient(m.bias, matrix(dtype::float32, 2, classes)); }, "the parameter is 1×4");
   // From inside a step: a nested train_step, a checkpoint, a new parameter.
-  const auto inside = [&](auto&& f) { amp.train_step([&] { f(); return 0.0f; }, [](const backward_context&) {}); };
+  const auto inside = [&](auto&& f) {
+    amp.train_step(
+        [&] {
+          f();
+          return 0.0f;
+        },
+        [](const backward_context&) {});
+  };
   throws_with([&] { inside([&] { step_once(amp, m, 0); }); }, "train_step: called from inside train_step");
   throws_with([&] { inside([&] { (void)amp.save_state(); }); }, "save_state: called from inside train_step");
   parameter late(matrix(dtype::float32, 1, 1), "late");

@@ -301,8 +301,8 @@ class model_parameters {
   // splitmix64 of (seed, update, parameter): a distinct stochastic-rounding stream per update
   // and parameter, the same after a checkpoint is loaded.
   std::uint64_t stream_seed(std::size_t i) const noexcept {
-    std::uint64_t z = seed_ ^ (updates_ * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(i) << 1) ^
-                      0xD1B5'4A32'D192'ED03u;
+    std::uint64_t z =
+        seed_ ^ (updates_ * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(i) << 1) ^ 0xD1B5'4A32'D192'ED03u;
     z = (z ^ (z >> 30)) * 0xBF58'476D'1CE4'E5B9u;
     z = (z ^ (z >> 27)) * 0x94D0'49BB'1331'11EBu;
     return z ^ (z >> 31);

@@ -167,8 +167,7 @@ class precision_session {
                              " training steps; choose the optimizer before the first train_step");
     }
     if (optimizer.size() != 0) {
-      throw invalid_argument("precision_session::use_optimizer: the optimizer has " +
-                             std::to_string(optimizer.size()) +
+      throw invalid_argument("precision_session::use_optimizer: the optimizer has " + std::to_string(optimizer.size()) +
                              " parameters registered already; pass a fresh one (the session registers its own)");
     }
     for (std::size_t i = 0; i < model_.size(); ++i) optimizer.add(model_.parameter_size(i));
@@ -177,8 +176,8 @@ class precision_session {
   template <class Optimizer>
   Optimizer& optimizer() {
     if (Optimizer* o = std::get_if<Optimizer>(&optimizer_)) return *o;
-    throw invalid_argument("precision_session::optimizer: the session's optimizer is " +
-                           std::string(optimizer_name()) + ", not the one asked for");
+    throw invalid_argument("precision_session::optimizer: the session's optimizer is " + std::string(optimizer_name()) +
+                           ", not the one asked for");
   }
 
   // fp8 recipes: the delayed-scaling state of `layers` fp8 linear layers (ops/fp8_linear.hpp),
@@ -239,21 +238,25 @@ class precision_session {
           "or pass gradients and an optimizer step to the five-argument train_step");
     }
     if (std::holds_alternative<std::monostate>(optimizer_)) {
-      throw invalid_argument("precision_session::train_step: no optimizer; call use_optimizer(optim::sgd(...)) or "
-                             "use_optimizer(optim::adamw(...)) first");
+      throw invalid_argument(
+          "precision_session::train_step: no optimizer; call use_optimizer(optim::sgd(...)) or "
+          "use_optimizer(optim::adamw(...)) first");
     }
     require_between_steps("train_step");
     model_.zero_gradients();
     if (views_.size() != model_.size()) views_ = model_.gradient_views();
-    return train_step(std::forward<Forward>(forward), std::forward<Backward>(backward), views_, [&] {
-      std::visit(
-          [&](auto& o) {
-            if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
-              model_.update([&](std::size_t i, float* w, const float* g, std::size_t n) { o.step(i, w, g, n); });
-            }
-          },
-          optimizer_);
-    }, micro_batches);
+    return train_step(
+        std::forward<Forward>(forward), std::forward<Backward>(backward), views_,
+        [&] {
+          std::visit(
+              [&](auto& o) {
+                if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
+                  model_.update([&](std::size_t i, float* w, const float* g, std::size_t n) { o.step(i, w, g, n); });
+                }
+              },
+              optimizer_);
+        },
+        micro_batches);
   }
 
   const epoch_statistics& epoch() const noexcept { return epoch_; }
@@ -374,7 +377,7 @@ class precision_session {
   const char* optimizer_name() const noexcept {
     return std::holds_alternative<optim::sgd>(optimizer_)     ? "sgd"
            : std::holds_alternative<optim::adamw>(optimizer_) ? "adamw"
-                                                               : "none";
+                                                              : "none";
   }
 
   static recipe checked(const recipe& r) {

@@ -297,8 +297,7 @@ inline void validate(const recipe& r) {
     recipe_fail("static_scale is " + detail::number_text(r.static_scale) + "; allowed: a finite number > 0");
   }
   detail::validate_as_recipe(r.dynamic_policy(), "dynamic");
-  if (r.scaling == loss_scaling_mode::hysteresis)
-    detail::validate_as_recipe(r.hysteresis_policy(), "hysteresis");
+  if (r.scaling == loss_scaling_mode::hysteresis) detail::validate_as_recipe(r.hysteresis_policy(), "hysteresis");
   if (r.at_floor != floor_action::clamp && r.at_floor != floor_action::throw_error) {
     recipe_fail("at_floor must be clamp or throw_error (a floor handler is code, set it on the scaler)");
   }

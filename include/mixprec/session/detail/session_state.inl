@@ -120,8 +120,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   using detail::state_reader;
   require_between_steps("load_state");
   const auto fail = [](const std::string& what) { throw scaler_state_error("session state: " + what); };
-  const std::uint32_t payload = detail::check_state_frame(data, size, detail::session_magic,
-                                                          detail::session_state_version, "session state");
+  const std::uint32_t payload =
+      detail::check_state_frame(data, size, detail::session_magic, detail::session_state_version, "session state");
   state_reader in(data + detail::state_header_size, payload);
   const std::string saved = in.str("recipe settings", detail::session_settings_limit);
   const std::string current = settings_text(recipe_);

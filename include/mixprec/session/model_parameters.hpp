@@ -176,7 +176,7 @@ class model_parameters {
     for (const entry& e : entries_) b += e.master.size() * sizeof(float);
     return b;
   }
-  std::size_t stored_bytes() const noexcept {
+  std::size_t stored_bytes() const {
     std::size_t b = 0;
     for (const entry& e : entries_) b += e.value->value().bytes();
     return b;
@@ -225,8 +225,13 @@ class model_parameters {
     for (const entry& e : entries_) {
       const matrix& v = e.value->value();
       const std::string name = in.str("parameter name", name_limit);
-      const std::string which = "parameter " + index_text(e) + " ('" + e.value->name() + "')";
-      if (name != e.value->name()) state_reader::fail(which + " was saved as '" + name + "'");
+      std::string which = "parameter " + index_text(e);
+      which += " ('" + e.value->name() + "')";
+      if (name != e.value->name()) {
+        which += " was saved as '";
+        which += name;
+        state_reader::fail(which + "'");
+      }
       const unsigned role = in.u8("parameter role");
       if (role != static_cast<unsigned>(e.role)) {
         state_reader::fail(which + " was saved with role " + std::to_string(role) + ", it is registered as " +
@@ -269,7 +274,7 @@ class model_parameters {
     updates_ = d.updates;
   }
   // The largest saved form of the registered parameters.
-  std::size_t saved_bytes_limit() const noexcept {
+  std::size_t saved_bytes_limit() const {
     std::size_t b = 16;
     for (const entry& e : entries_) b += 64 + name_limit + e.value->value().bytes() + e.master.size() * sizeof(float);
     return b;

@@ -1,0 +1,254 @@
+// fp8 block-scaled matrices (issue 16, item 2): float8_e4m3fn or float8_e5m2 codes with one float32
+// decode scale per block, the blocks being 1×128 (128 consecutive elements of a row: TE's
+// activations and gradients, DeepSeek-V3's per-token tiles) or 128×128 (TE's and DeepSeek-V3's
+// weights).  The scale rules are in fp8_block_rules.hpp; docs/blockscale.md has the layout.
+//
+//   auto q = mixprec::blockscale::fp8_block_quantize<mixprec::float8_e4m3fn>(a, rows, cols, lda);
+//   mixprec::blockscale::fp8_block_dequantize(q, out, ldo);    // out[r * ldo + c] = q.value(r, c)
+//
+// Layout: the codes row-major, element (r, c) at data()[r · cols + c]; the decode scales
+// row-major over the block grid, block (i, j) at scale_invs()[i · block_cols() + j], with
+// block_rows() = rows (1×128) or ceil(rows / 128) (128×128) and block_cols() = ceil(cols / 128).
+// That is the reference's layout before cuBLAS's (transposed, padded to 4) scale layout.
+// Edge blocks (rows or cols not a multiple of 128) hold only the elements inside the matrix: their
+// amax is over those, as TE's reference finds it after zero padding and TE's kernels by skipping
+// the outside elements.  A value is float(q) · scale_inv, as TE's reference dequantises
+// (ref_dequantize_rowwise) and DeepSeek-V3's weight_dequant.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../bulk/dispatch.hpp"
+#include "../bulk/simd_path.hpp"
+#include "../convert.hpp"
+#include "../detail/extent.hpp"
+#include "../errors.hpp"
+#include "../scaling/detail/text.hpp"
+#include "fp8_block_rules.hpp"
+
+namespace mixprec::blockscale {
+
+enum class fp8_block_kind {
+  row_1x128,     // one scale per 128 consecutive elements of a row
+  tile_128x128,  // one scale per 128 × 128 tile
+};
+
+constexpr const char* to_string(fp8_block_kind k) noexcept {
+  return k == fp8_block_kind::row_1x128 ? "row_1x128" : "tile_128x128";
+}
+
+struct fp8_block_options {
+  fp8_block_rule rule = fp8_block_rule::transformer_engine;
+  fp8_block_kind kind = fp8_block_kind::row_1x128;
+  // The Transformer Engine rules only (deepseek_v3 has neither): round each scale down to a power
+  // of two (TE's default, !NVTE_FP8_BLOCK_SCALING_FP32_SCALES), and the floor of the amax.
+  bool power_2_scales = true;
+  float amax_epsilon = 0.0f;
+};
+
+template <class T>
+class fp8_block_matrix {
+  static_assert(std::is_same<T, float8_e4m3fn>::value || std::is_same<T, float8_e5m2>::value,
+                "fp8 block scaling stores float8_e4m3fn or float8_e5m2");
+
+ public:
+  using element_type = T;
+
+  fp8_block_matrix() = default;
+
+  // +0 codes, decode scales 1.
+  fp8_block_matrix(std::size_t rows, std::size_t cols, fp8_block_kind kind, fp8_block_rule rule)
+      : rows_(rows), cols_(cols), kind_(kind), rule_(rule) {
+    if (kind != fp8_block_kind::row_1x128 && kind != fp8_block_kind::tile_128x128) {
+      throw invalid_argument("fp8_block_matrix: kind is " + std::to_string(static_cast<int>(kind)) +
+                             ", not an fp8_block_kind (0 row_1x128, 1 tile_128x128)");
+    }
+    if (rows != 0 && cols > mixprec::detail::max_array_elements(sizeof(T)) / rows) {
+      throw invalid_argument("fp8_block_matrix: " + std::to_string(rows) + " × " + std::to_string(cols) +
+                             " elements do not fit in memory");
+    }
+    data_.assign(rows * cols, T::from_bits(0));
+    scale_invs_.assign(block_rows() * block_cols(), 1.0f);
+  }
+
+  std::size_t rows() const noexcept { return rows_; }
+  std::size_t cols() const noexcept { return cols_; }
+  fp8_block_kind kind() const noexcept { return kind_; }
+  fp8_block_rule rule() const noexcept { return rule_; }
+  // ceil(n / 128) without forming n + 127.
+  static constexpr std::size_t blocks_over(std::size_t n) noexcept {
+    return n / fp8_block_size + (n % fp8_block_size != 0 ? 1 : 0);
+  }
+  std::size_t block_height() const noexcept { return kind_ == fp8_block_kind::row_1x128 ? 1 : fp8_block_size; }
+  std::size_t block_rows() const noexcept { return kind_ == fp8_block_kind::row_1x128 ? rows_ : blocks_over(rows_); }
+  std::size_t block_cols() const noexcept { return blocks_over(cols_); }
+
+  T element(std::size_t r, std::size_t c) const { return data_[index(r, c)]; }
+  void set_element(std::size_t r, std::size_t c, T code) { data_[index(r, c)] = code; }
+  // The decode scale of block (i, j) of the block grid, and of the block holding element (r, c).
+  float scale_inv(std::size_t i, std::size_t j) const { return scale_invs_[block_index(i, j)]; }
+  void set_scale_inv(std::size_t i, std::size_t j, float s) { scale_invs_[block_index(i, j)] = s; }
+  float scale_inv_at(std::size_t r, std::size_t c) const {
+    (void)index(r, c);
+    return scale_invs_[(r / block_height()) * block_cols() + c / fp8_block_size];
+  }
+  // float(q) · scale_inv, one float multiplication.
+  float value(std::size_t r, std::size_t c) const { return static_cast<float>(element(r, c)) * scale_inv_at(r, c); }
+
+  const T* data() const noexcept { return data_.data(); }
+  T* data() noexcept { return data_.data(); }
+  const float* scale_invs() const noexcept { return scale_invs_.data(); }
+  float* scale_invs() noexcept { return scale_invs_.data(); }
+
+ private:
+  std::size_t index(std::size_t r, std::size_t c) const {
+    if (r >= rows_ || c >= cols_) {
+      throw invalid_argument("fp8_block_matrix: element (" + std::to_string(r) + ", " + std::to_string(c) +
+                             ") outside the " + std::to_string(rows_) + " × " + std::to_string(cols_) + " matrix");
+    }
+    return r * cols_ + c;
+  }
+  std::size_t block_index(std::size_t i, std::size_t j) const {
+    if (i >= block_rows() || j >= block_cols()) {
+      throw invalid_argument("fp8_block_matrix: block (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") outside the " + std::to_string(block_rows()) + " × " + std::to_string(block_cols()) +
+                             " block grid");
+    }
+    return i * block_cols() + j;
+  }
+
+  std::size_t rows_ = 0, cols_ = 0;
+  fp8_block_kind kind_ = fp8_block_kind::row_1x128;
+  fp8_block_rule rule_ = fp8_block_rule::transformer_engine;
+  std::vector<T> data_;
+  std::vector<float> scale_invs_;
+};
+
+namespace detail {
+
+inline void check_fp8_block_options(const char* function, const fp8_block_options& o) {
+  if (o.rule != fp8_block_rule::transformer_engine && o.rule != fp8_block_rule::transformer_engine_reference &&
+      o.rule != fp8_block_rule::deepseek_v3) {
+    throw invalid_argument(std::string(function) + ": rule is " + std::to_string(static_cast<int>(o.rule)) +
+                           ", not an fp8_block_rule (0 to 2)");
+  }
+  if (o.kind != fp8_block_kind::row_1x128 && o.kind != fp8_block_kind::tile_128x128) {
+    throw invalid_argument(std::string(function) + ": kind is " + std::to_string(static_cast<int>(o.kind)) +
+                           ", not an fp8_block_kind (0 row_1x128, 1 tile_128x128)");
+  }
+  if (!(o.amax_epsilon >= 0.0f) || !std::isfinite(o.amax_epsilon)) {
+    throw invalid_argument(std::string(function) + ": amax_epsilon is " + mixprec::detail::number_text(o.amax_epsilon) +
+                           ", it must be finite and >= 0");
+  }
+}
+
+inline void check_float_matrix(const char* function, const char* name, const void* matrix, std::size_t rows,
+                               std::size_t cols, std::size_t leading, std::size_t element_size) {
+  if (rows > 0 && cols > 0 && matrix == nullptr) {
+    throw invalid_argument(std::string(function) + ": null " + name + " pointer for " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " elements");
+  }
+  if (rows > 0 && leading < cols) {
+    throw invalid_argument(std::string(function) + ": leading dimension " + std::to_string(leading) +
+                           " is smaller than the " + std::to_string(cols) + " columns");
+  }
+  mixprec::detail::check_matrix_extent(function, name, matrix, rows, cols, leading, 1, element_size);
+}
+
+// The amax of the block rows [r0, r1) × columns [c0, c1) of a, by the rule's reduction.
+template <class In>
+float block_amax(const In* a, std::size_t lda, std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1,
+                 fp8_block_rule rule) {
+  float amax = 0.0f;
+  for (std::size_t r = r0; r < r1; ++r) {
+    const In* row = a + r * lda;
+    if (rule == fp8_block_rule::transformer_engine_reference) {
+      for (std::size_t c = c0; c < c1; ++c) amax = amax_keeping_nan(amax, static_cast<float>(row[c]));
+    } else {
+      for (std::size_t c = c0; c < c1; ++c) amax = amax_skipping_nan(amax, static_cast<float>(row[c]));
+    }
+  }
+  return amax;
+}
+
+// q[c] = convert<T>(x[c] · scale) for n elements: for float input the fused multiply-and-convert
+// of the active SIMD path (bulk/dispatch.hpp, quantize_serial: every path gives the scalar
+// loop's bits), else the scalar loop.
+template <class T, class In>
+void multiply_and_convert(const In* x, std::size_t n, T* q, float scale) {
+  if constexpr (std::is_same<In, float>::value) {
+    (void)mixprec::detail::quantize_serial(active_simd_path(), x, n, q, scale, rounding::nearest_even,
+                                           overflow::saturate, false);
+  } else {
+    for (std::size_t c = 0; c < n; ++c) {
+      q[c] = convert<T>(static_cast<float>(x[c]) * scale, rounding::nearest_even, overflow::saturate);
+    }
+  }
+}
+
+}  // namespace detail
+
+// Quantises the rows × cols matrix a (row-major, leading dimension lda; float or bfloat16) into
+// fp8 blocks by the options' rule and block kind.
+template <class T, class In>
+fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_t cols, std::size_t lda,
+                                       const fp8_block_options& options = {}) {
+  static_assert(std::is_same<In, float>::value || std::is_same<In, bfloat16>::value,
+                "fp8_block_quantize reads float or bfloat16");
+  detail::check_fp8_block_options("fp8_block_quantize", options);
+  detail::check_float_matrix("fp8_block_quantize", "input", a, rows, cols, lda, sizeof(In));
+  fp8_block_matrix<T> m(rows, cols, options.kind, options.rule);
+  const float largest = mixprec::fp8_max(fp8_element_of<T>());
+  const std::size_t height = m.block_height();
+  for (std::size_t i = 0; i < m.block_rows(); ++i) {
+    const std::size_t r0 = i * height, r1 = std::min(rows, r0 + height);
+    for (std::size_t j = 0; j < m.block_cols(); ++j) {
+      const std::size_t c0 = j * fp8_block_size, c1 = std::min(cols, c0 + fp8_block_size);
+      const float amax = detail::block_amax(a, lda, r0, r1, c0, c1, options.rule);
+      float scale_inv = 0.0f;
+      if (options.rule == fp8_block_rule::deepseek_v3) {
+        const float s = deepseek_block_scale(amax, largest);
+        for (std::size_t r = r0; r < r1; ++r) {
+          for (std::size_t c = c0; c < c1; ++c) {
+            m.data()[r * cols + c] = convert<T>(mixprec::detail::divide_nearest(static_cast<float>(a[r * lda + c]), s),
+                                                rounding::nearest_even, overflow::saturate);
+          }
+        }
+        scale_inv = s;
+      } else {
+        const float scale =
+            options.rule == fp8_block_rule::transformer_engine
+                ? te_block_scale(amax, largest, options.power_2_scales, options.amax_epsilon, value_for_inf<In>())
+                : te_reference_block_scale(amax, largest, options.power_2_scales, options.amax_epsilon,
+                                           value_for_inf<In>());
+        for (std::size_t r = r0; r < r1; ++r) {
+          detail::multiply_and_convert(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale);
+        }
+        scale_inv = 1.0f / scale;
+      }
+      m.scale_invs()[i * m.block_cols() + j] = scale_inv;
+    }
+  }
+  return m;
+}
+
+// out[r · ldo + c] = float(q) · scale_inv for every element (one float multiplication each).
+template <class T>
+void fp8_block_dequantize(const fp8_block_matrix<T>& m, float* out, std::size_t ldo) {
+  detail::check_float_matrix("fp8_block_dequantize", "output", out, m.rows(), m.cols(), ldo, sizeof(float));
+  const std::size_t height = m.block_height();
+  for (std::size_t r = 0; r < m.rows(); ++r) {
+    for (std::size_t j = 0; j < m.block_cols(); ++j) {
+      const std::size_t c0 = j * fp8_block_size, c1 = std::min(m.cols(), c0 + fp8_block_size);
+      const float s = m.scale_invs()[(r / height) * m.block_cols() + j];
+      for (std::size_t c = c0; c < c1; ++c) out[r * ldo + c] = static_cast<float>(m.data()[r * m.cols() + c]) * s;
+    }
+  }
+}
+
+}  // namespace mixprec::blockscale

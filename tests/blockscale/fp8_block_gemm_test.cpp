@@ -7,9 +7,10 @@
 
 #include <cmath>
 #include <algorithm>
-#include <cstring>
+#include <cstdint>
 #include <vector>
 
+#include "float_bits.hpp"
 #include "random_floats.hpp"
 
 namespace {
@@ -60,8 +61,8 @@ void check_gemm(std::size_t M, std::size_t N, std::size_t K, fp8_block_kind kind
   fp8_block_gemm(a, b, c.data(), ldc);
 
   const std::vector<float> expected = transcribed_gemm(a, b);
-  const double chunks = static_cast<double>((K + 127) / 128),
-               depth = static_cast<double>(std::min<std::size_t>(K, 128));
+  const std::size_t chunk_count = (K + 127) / 128;
+  const double chunks = static_cast<double>(chunk_count), depth = static_cast<double>(std::min<std::size_t>(K, 128));
   const double bound_factor = gamma(depth - 1 + 2 + chunks - 1);
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t j = 0; j < N; ++j) {
@@ -75,7 +76,7 @@ void check_gemm(std::size_t M, std::size_t N, std::size_t K, fp8_block_kind kind
       }
       const float got = c[i * ldc + j];
       INFO("C(" << i << ", " << j << ") = " << got << ", exact " << exact);
-      REQUIRE(std::memcmp(&got, &expected[i * N + j], sizeof got) == 0);
+      REQUIRE(bits_of(got) == bits_of(expected[i * N + j]));
       REQUIRE(std::fabs(static_cast<double>(got) - exact) <= bound_factor * magnitude);
     }
     REQUIRE(c[i * ldc + N] == -7.0f);  // the gap between rows is not written
@@ -116,7 +117,7 @@ TEST_CASE("fp8 block gemm on an exact known answer: chunk sums scaled, then adde
 }
 
 TEST_CASE("fp8 block gemm refuses mismatched shapes and bad outputs; empty products", "[blockscale][gemm]") {
-  std::vector<float> x(3 * 200, 1.0f);
+  std::vector<float> x(std::size_t{3} * 200, 1.0f);
   const auto a = fp8_block_quantize<float8_e4m3fn>(x.data(), 3, 200, 200);
   const auto b = fp8_block_quantize<float8_e4m3fn>(x.data(), 2, 199, 199);
   std::vector<float> c(6);

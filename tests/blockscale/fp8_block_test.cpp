@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "float_bits.hpp"
 #include "random_floats.hpp"
 #include "simd_paths.hpp"
 
@@ -26,12 +26,6 @@ using namespace mixprec::blockscale;
 constexpr float inf = std::numeric_limits<float>::infinity();
 const float qnan = std::numeric_limits<float>::quiet_NaN();
 constexpr float flt_max = std::numeric_limits<float>::max();
-
-std::uint32_t bits_of(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 // ---- Transcriptions of the anchors' reference rules (test oracles, written from the sources) ----
 

@@ -9,10 +9,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "float_bits.hpp"
 #include "random_floats.hpp"
 
 namespace {
@@ -22,12 +22,6 @@ using namespace mixprec::blockscale;
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 const float qnan = std::numeric_limits<float>::quiet_NaN();
-
-std::uint32_t bits_of(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 // torchao, transcribed: amax in float (NaN wins), scale in double then float, pow2 through float32
 // log2 (correctly rounded), floor and exp2, then clamp and convert.

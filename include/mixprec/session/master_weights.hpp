@@ -28,6 +28,18 @@
 #include "../types.hpp"
 
 namespace mixprec {
+namespace detail {
+
+// splitmix64 of (seed, counter, parameter): the seed of a stochastic-rounding stream distinct for
+// every parameter and every refresh or update, the same after a checkpoint is loaded.
+inline std::uint64_t rounding_stream_seed(std::uint64_t seed, std::uint64_t counter, std::size_t parameter) noexcept {
+  std::uint64_t z = seed ^ (counter * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(parameter) << 1);
+  z = (z ^ (z >> 30)) * 0xBF58'476D'1CE4'E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D0'49BB'1331'11EBu;
+  return z ^ (z >> 31);
+}
+
+}  // namespace detail
 
 class master_weights {
  public:
@@ -177,13 +189,7 @@ class master_weights {
     return n;
   }
 
-  // splitmix64 of (seed, refresh, parameter): a distinct stream for every parameter and refresh.
-  std::uint64_t stream_seed(std::size_t i) const noexcept {
-    std::uint64_t z = seed_ ^ (refreshes_ * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(i) << 1);
-    z = (z ^ (z >> 30)) * 0xBF58'476D'1CE4'E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D0'49BB'1331'11EBu;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t stream_seed(std::size_t i) const noexcept { return detail::rounding_stream_seed(seed_, refreshes_, i); }
 
   template <class T>
   void refresh_one(std::size_t i, T* out) {

@@ -35,6 +35,7 @@
 #include "../scaling/state.hpp"
 #include "../scaling/unscale.hpp"
 #include "errors.hpp"
+#include "master_weights.hpp"
 
 namespace mixprec {
 
@@ -303,14 +304,9 @@ class model_parameters {
     return entries_[i];
   }
 
-  // splitmix64 of (seed, update, parameter): a distinct stochastic-rounding stream per update
-  // and parameter, the same after a checkpoint is loaded.
+  // A stream of its own per update and parameter, apart from master_weights' streams of the same seed.
   std::uint64_t stream_seed(std::size_t i) const noexcept {
-    std::uint64_t z =
-        seed_ ^ (updates_ * 0x9E37'79B9'7F4A'7C15u) ^ (static_cast<std::uint64_t>(i) << 1) ^ 0xD1B5'4A32'D192'ED03u;
-    z = (z ^ (z >> 30)) * 0xBF58'476D'1CE4'E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D0'49BB'1331'11EBu;
-    return z ^ (z >> 31);
+    return detail::rounding_stream_seed(seed_ ^ 0xD1B5'4A32'D192'ED03u, updates_, i);
   }
 
   void round_into(const entry& e, const float* values, matrix& m) const {

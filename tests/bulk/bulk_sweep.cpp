@@ -49,13 +49,15 @@ int sweep(const std::vector<rounding>& modes, bool stochastic, std::uint64_t str
             std::memcpy(&in[n++], &bits, 4);
           }
           const auto compare = [&](simd_path path, const char* mode, overflow o) {
+            checks += n;
+            // One memcmp per block: a byte loop with the report inside took half the sweep's time.
+            if (std::memcmp(actual.data(), expected.data(), n * sizeof(T)) == 0) return;
             for (std::size_t i = 0; i < n; ++i) {
               if (actual[i].bits() != expected[i].bits() && mismatches.fetch_add(1) < 10) {
                 std::printf("  MISMATCH %s %s %s %s x=%a: expected 0x%x, got 0x%x\n", name.c_str(), to_string(path),
                             mode, to_string(o), static_cast<double>(in[i]), expected[i].bits(), actual[i].bits());
               }
             }
-            checks += n;
           };
           for (rounding r : modes) {
             for (overflow o : all_overflows) {

@@ -28,7 +28,7 @@
 #include "../convert.hpp"
 #include "../detail/extent.hpp"
 #include "../errors.hpp"
-#include "../scaling/detail/text.hpp"
+#include "../detail/text.hpp"
 #include "fp8_block_rules.hpp"
 
 namespace mixprec::blockscale {

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "../../bulk/simd_path.hpp"
+#include "../bulk/simd_path.hpp"
 
 #if MIXPREC_X86_SIMD && defined(__linux__)
 #include <sys/syscall.h>

@@ -1,5 +1,5 @@
-// Text helpers of the scaling layer: numbers in error messages and JSON (shortest form that
-// reads back to the same double), and JSON string escaping.
+// Text helpers shared by the scaling, session and blockscale layers: numbers in error messages and
+// JSON (shortest form that reads back to the same double), and JSON string escaping.
 #pragma once
 
 #include <charconv>

@@ -20,7 +20,7 @@
 #include "../detail/forced_choice.hpp"
 #include "../detail/parallel.hpp"
 #include "../errors.hpp"
-#include "detail/amx_support.hpp"
+#include "../detail/amx_support.hpp"
 
 namespace mixprec {
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "../errors.hpp"
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "unscale.hpp"
 
 namespace mixprec {

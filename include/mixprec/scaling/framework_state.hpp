@@ -20,7 +20,7 @@
 #include <limits>
 #include <string>
 
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "errors.hpp"
 #include "loss_scaler.hpp"
 #include "policies.hpp"

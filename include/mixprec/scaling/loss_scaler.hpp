@@ -33,7 +33,7 @@
 
 #include "../errors.hpp"
 #include "detail/files.hpp"
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "errors.hpp"
 #include "options.hpp"
 #include "policies.hpp"

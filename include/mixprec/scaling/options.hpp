@@ -14,7 +14,7 @@
 #include <string>
 
 #include "../errors.hpp"
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "unscale.hpp"
 #include "update_rule.hpp"
 

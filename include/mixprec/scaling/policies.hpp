@@ -49,7 +49,7 @@
 #include "../config.hpp"
 #include "../detail/bits.hpp"
 #include "../errors.hpp"
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "errors.hpp"
 
 namespace mixprec {

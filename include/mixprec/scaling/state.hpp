@@ -34,7 +34,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 #include "errors.hpp"
 #include "options.hpp"
 #include "policies.hpp"

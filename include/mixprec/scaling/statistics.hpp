@@ -8,7 +8,7 @@
 #include <deque>
 #include <string>
 
-#include "detail/text.hpp"
+#include "../detail/text.hpp"
 
 namespace mixprec {
 

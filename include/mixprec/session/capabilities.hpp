@@ -1,7 +1,7 @@
 // What this machine accelerates, and which recipe to train with on it.
 //
 //   capabilities caps = host_capabilities();        // the CPU (bulk/simd_path.hpp's detection,
-//                                                   // gemm/detail/amx_support.hpp's AMX check)
+//                                                   // detail/amx_support.hpp's AMX check)
 //   caps.cuda = cuda_capability{8, 9};              // a GPU, if the program uses one
 //   recipe r = recommend(caps);                     // bf16 where it is fast, else fp16 + dynamic
 //   recipe_resolution used = resolve(requested, caps);   // the recipe to use, and why
@@ -25,7 +25,7 @@
 #include <string>
 
 #include "../bulk/simd_path.hpp"
-#include "../gemm/detail/amx_support.hpp"
+#include "../detail/amx_support.hpp"
 #include "recipe.hpp"
 
 namespace mixprec {

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "../scaling/detail/text.hpp"
+#include "../detail/text.hpp"
 #include "recipe.hpp"
 
 namespace mixprec {

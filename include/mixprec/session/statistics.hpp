@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "../scaling/detail/text.hpp"
+#include "../detail/text.hpp"
 
 namespace mixprec {
 

@@ -20,7 +20,7 @@
 #include "../../bulk/amax.hpp"
 #include "../../bulk/quantize.hpp"
 #include "../../errors.hpp"
-#include "../detail/text.hpp"
+#include "../../detail/text.hpp"
 #include "format.hpp"
 #include "scale_rules.hpp"
 

@@ -35,7 +35,7 @@
 #include <string>
 
 #include "../../errors.hpp"
-#include "../detail/text.hpp"
+#include "../../detail/text.hpp"
 #include "format.hpp"
 #include "scale_rules.hpp"
 

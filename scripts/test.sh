@@ -5,13 +5,15 @@
 #      every label CI runs: unit, exhaustive (the CI subset), reference, install
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer in C++20 (so that one build checks both the
 #      sanitizers and the newer standard), warnings as errors: unit (the library and its tests;
-#      the examples and the one-header-per-file checks are compiled in stage 2 only)
+#      the examples and the one-header-per-file checks are compiled in stage 2 only).  Stages 3
+#      and 4 link the tests against mixprec::compiled, stage 2 builds them header-only.
 #   4. ThreadSanitizer, C++17: the tests that run threads (label `threads`)
 # Any warning, failing test or sanitizer report fails the run.  Build trees go to build/ci-*.
 # The full exhaustive matrix is not run here: `ctest --test-dir build/ci-release17 -L exhaustive_full`.
 #
-#   scripts/test.sh --quick   Release C++17 unit tests only (no CUDA, sanitizers, sweeps, examples
-#                             or benchmarks): does the library work on this machine?
+#   scripts/test.sh --quick   Release C++17 unit tests only, in the compiled mode (no CUDA,
+#                             sanitizers, sweeps, examples or benchmarks): does the library work
+#                             on this machine?
 #
 # Compiles go through ccache when it is installed (setup-debian.sh installs it): a second run of
 # an unchanged tree, in this clone or another, recompiles nothing.  Results never depend on it.
@@ -66,9 +68,11 @@ fi
 
 if $quick; then
   stage "quick: Release, C++17, no CUDA: build the unit tests"
+  # In the compiled mode (the kernels built once, not in each test file): the same bits as
+  # header-only, which the full run checks, in about half the compile time.
   configure build/quick -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
     -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_SWEEPS=OFF \
-    -DMIXPREC_BUILD_HEADER_CHECKS=OFF
+    -DMIXPREC_BUILD_HEADER_CHECKS=OFF -DMIXPREC_TESTS_USE_COMPILED=ON
   build build/quick
   stage "quick: unit tests"
   ctest --test-dir build/quick -L unit -j"$jobs" --output-on-failure
@@ -104,8 +108,10 @@ configure build/ci-release17 -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 
   "-DCMAKE_CUDA_ARCHITECTURES=80-virtual;89-virtual;90-real" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 build build/ci-release17
 stage "clang-tidy (.clang-tidy) over the examples, which include every host header"
-clang-tidy -p build/ci-release17 --quiet --extra-arg=-std=c++17 examples/readme_tour/readme_tour.cpp \
-  examples/loss_scaler_tour/loss_scaler_tour.cpp examples/format_comparison/format_comparison.cpp
+# One clang-tidy per file, as many at once as there are cores (xargs fails if any of them does).
+printf '%s\n' examples/readme_tour/readme_tour.cpp examples/loss_scaler_tour/loss_scaler_tour.cpp \
+  examples/format_comparison/format_comparison.cpp |
+  xargs -P "$jobs" -n 1 clang-tidy -p build/ci-release17 --quiet --extra-arg=-std=c++17
 stage "Release, C++17: unit, install and MPI tests"
 ctest --test-dir build/ci-release17 -L 'unit|install|mpi' -j"$jobs" --output-on-failure
 stage "Release, C++17: exhaustive (CI subset) and reference tests"
@@ -113,7 +119,11 @@ stage "Release, C++17: exhaustive (CI subset) and reference tests"
 ctest --test-dir build/ci-release17 -L '^(exhaustive|reference)$' -j"$jobs" --output-on-failure
 
 stage "AddressSanitizer + UndefinedBehaviorSanitizer, C++20: build"
+# The sanitizer builds link the tests against mixprec::compiled (the bulk kernels built once, as
+# a user of the compiled mode gets them); stage 2 runs them header-only: every unit test passes in
+# both modes.
 configure build/ci-sanitize20 -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" -DCMAKE_CXX_STANDARD=20 -DMIXPREC_CUDA=OFF \
+  -DMIXPREC_TESTS_USE_COMPILED=ON \
   -DMIXPREC_SANITIZE=address,undefined -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_SWEEPS=OFF \
   -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_HEADER_CHECKS=OFF
 build build/ci-sanitize20
@@ -123,6 +133,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 stage "ThreadSanitizer, C++17: build the tests labelled threads"
 configure build/ci-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo "${sanitizer_flags[@]}" -DCMAKE_CXX_STANDARD=17 -DMIXPREC_CUDA=OFF \
+  -DMIXPREC_TESTS_USE_COMPILED=ON \
   -DMIXPREC_SANITIZE=thread -DMIXPREC_BUILD_BENCHMARKS=OFF -DMIXPREC_BUILD_EXAMPLES=OFF -DMIXPREC_BUILD_SWEEPS=OFF
 cmake --build build/ci-tsan -j"$jobs" --target thread_tests
 stage "ThreadSanitizer: the tests labelled threads"

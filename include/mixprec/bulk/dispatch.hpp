@@ -23,6 +23,7 @@
 #include "../detail/parallel.hpp"
 #include "../detail/philox.hpp"
 #include "../types.hpp"
+#include "instantiations.hpp"
 #include "simd_path.hpp"
 #include "portable.hpp"
 #include "x86/avx2.hpp"
@@ -358,6 +359,11 @@ void dequantize_serial(simd_path path, const From* in, std::size_t n, float* out
   }
   for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]) * scale;
 }
+
+#if defined(MIXPREC_COMPILED)
+// The compiled mode: these are built once, in mixprec::compiled (instantiations.hpp).
+MIXPREC_FOR_EACH_MINIFLOAT(MIXPREC_BULK_EXTERN_INSTANTIATIONS_OF)
+#endif
 
 }  // namespace detail
 }  // namespace mixprec

@@ -167,9 +167,9 @@ inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noe
   return flags == 0;
 }
 
+// Not `inline`: the compiled mode (docs/design.md) declares its two instantiations extern below.
 template <bool Multiply>
-inline bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale,
-                         rounding r) noexcept {
+bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale, rounding r) noexcept {
   switch (v.type()) {
     case gradient_type::float32:
       return unscale_float<Multiply>(static_cast<float*>(v.data()) + begin, end - begin, inv_scale);
@@ -180,6 +180,15 @@ inline bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t 
   }
   return true;
 }
+
+// The unscale kernels of every gradient type and SIMD path, which mixprec::compiled builds once
+// (src/compiled/unscale.cpp); EXTERN is `extern` or nothing.
+#define MIXPREC_UNSCALE_INSTANTIATIONS(EXTERN)                                                                        \
+  EXTERN template bool unscale_part<false>(const gradient_view&, std::size_t, std::size_t, float, rounding) noexcept; \
+  EXTERN template bool unscale_part<true>(const gradient_view&, std::size_t, std::size_t, float, rounding) noexcept;
+#if defined(MIXPREC_COMPILED)
+MIXPREC_UNSCALE_INSTANTIATIONS(extern)
+#endif
 
 // Runs unscale_part over the elements [first, last) of the concatenation of the arrays.
 inline bool unscale_share(const gradient_view* arrays, std::size_t count, std::size_t first, std::size_t last,

@@ -236,6 +236,36 @@ void run_threads(const panel_source& a, const panel_source& b, const gemm_proble
   });
 }
 
+// Every family that run_on_path runs in this build; X(family).  The compiled mode
+// (docs/design.md) builds their drivers once, in src/compiled/gemm.cpp, and declares them extern
+// here, before run_on_path (which every file that includes gemm.hpp instantiates) names them.
+#if MIXPREC_X86_SIMD && MIXPREC_AMX_HARDWARE
+#define MIXPREC_GEMM_AMX_HARDWARE_FAMILY(X) X(amx_family<hardware_tiles>)
+#else
+#define MIXPREC_GEMM_AMX_HARDWARE_FAMILY(X)
+#endif
+// clang-format off
+#if MIXPREC_X86_SIMD
+#define MIXPREC_GEMM_FOR_EACH_FAMILY(X)                                               \
+  X(portable_family<k_order::sequential>) X(portable_family<k_order::pairs_swapped>)  \
+  X(avx2_family<k_order::sequential>) X(avx2_family<k_order::pairs_swapped>)          \
+  X(avx512_family<k_order::sequential>) X(avx512_family<k_order::pairs_swapped>)      \
+  X(pair_family) X(amx_family<emulated_tiles>) MIXPREC_GEMM_AMX_HARDWARE_FAMILY(X)
+#else
+#define MIXPREC_GEMM_FOR_EACH_FAMILY(X)                                               \
+  X(portable_family<k_order::sequential>) X(portable_family<k_order::pairs_swapped>)  \
+  X(amx_family<emulated_tiles>)
+#endif
+// clang-format on
+#define MIXPREC_GEMM_INSTANTIATION_OF(EXTERN, FAMILY)                                                                  \
+  EXTERN template void run_threads<FAMILY>(const panel_source&, const panel_source&, const gemm_problem&, std::size_t, \
+                                           std::size_t, unsigned);
+#define MIXPREC_GEMM_EXTERN_INSTANTIATION_OF(FAMILY) MIXPREC_GEMM_INSTANTIATION_OF(extern, FAMILY)
+#define MIXPREC_GEMM_DEFINE_INSTANTIATION_OF(FAMILY) MIXPREC_GEMM_INSTANTIATION_OF(, FAMILY)
+#if defined(MIXPREC_COMPILED)
+MIXPREC_GEMM_FOR_EACH_FAMILY(MIXPREC_GEMM_EXTERN_INSTANTIATION_OF)
+#endif
+
 // The float family of a path in the order the operands ask for.
 template <template <k_order> class Family>
 void run_float_family(bool pairs, const panel_source& a, const panel_source& b, const gemm_problem& p, std::size_t M,

@@ -11,19 +11,18 @@
 // This checks the argument on a model of the hardware (CUDA's host implementation of the same
 // conversions and the PTX ISA's special-value rules), not the hardware itself.
 #include "instruction_model.hpp"
+#include "sweep.hpp"
 
 #include <mixprec/bulk/convert_n.hpp>
 #include <mixprec/convert.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -135,8 +134,8 @@ void check_sample() {
   report_and_require<Instruction>(tallies);
 }
 
-// Every float, in blocks of 2^16 over the hardware threads.  Where the mode is nearest-even, the
-// generic conversion of a block comes from the bulk kernels (detail::convert_n_serial on the best
+// Every float, in blocks of 2^16 over the hardware threads (mixprec_test::parallel_ranges).  Where the mode is
+// nearest-even, the generic conversion of a block comes from the bulk kernels (detail::convert_n_serial on the best
 // path): bulk_sweep, in the same CI subset, proves them equal to convert_bits on every float for
 // these four formats in that mode and both overflow rules, and they cost a tenth of the scalar
 // function, which made this test the CI subset's second longest.  An instruction whose result
@@ -151,56 +150,51 @@ void check_every_float() {
       std::is_invocable<decltype(&Instruction::run), float, round_mode, overflow>::value;
   constexpr std::size_t count = tally_count<Instruction>();
   constexpr std::uint64_t block = std::uint64_t{1} << 16;
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::array<tally, count>> per_thread(threads);
-  std::atomic<std::uint64_t> next_block{0};
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      std::vector<std::uint32_t> x_bits(block);
-      std::vector<float> x(block);
-      std::vector<code> raw(block), generic(block);
-      std::vector<value_type> bulk(block);
-      tally* tallies = per_thread[t].data();
-      for (std::uint64_t b; (b = next_block.fetch_add(1)) < (std::uint64_t{1} << 32) / block;) {
-        for (std::uint64_t i = 0; i < block; ++i) x_bits[i] = static_cast<std::uint32_t>(b * block + i);
-        std::memcpy(x.data(), x_bits.data(), block * sizeof(float));
-        std::size_t k = 0;
-        for (const round_mode mode : Instruction::modes) {
-          bool have_raw = false;
-          for (const overflow o : {overflow::non_finite, overflow::saturate}) {
-            if (overflow_dependent || !have_raw) {
-              for (std::uint64_t i = 0; i < block; ++i) {
-                raw[i] = static_cast<code>(run_instruction(Instruction{}, x[i], mode, o));
+  std::array<tally, count> total{};
+  std::mutex total_mutex;
+  // 16 blocks per call: the buffers are allocated once per 2^20 floats.
+  mixprec_test::parallel_ranges(
+      0, (std::uint64_t{1} << 32) / block, 16, 0, [&](std::uint64_t first, std::uint64_t last) {
+        std::vector<std::uint32_t> x_bits(block);
+        std::vector<float> x(block);
+        std::vector<code> raw(block), generic(block);
+        std::vector<value_type> bulk(block);
+        std::array<tally, count> tallies{};
+        for (std::uint64_t b = first; b < last; ++b) {
+          for (std::uint64_t i = 0; i < block; ++i) x_bits[i] = static_cast<std::uint32_t>(b * block + i);
+          std::memcpy(x.data(), x_bits.data(), block * sizeof(float));
+          std::size_t k = 0;
+          for (const round_mode mode : Instruction::modes) {
+            bool have_raw = false;
+            for (const overflow o : {overflow::non_finite, overflow::saturate}) {
+              if (overflow_dependent || !have_raw) {
+                for (std::uint64_t i = 0; i < block; ++i) {
+                  raw[i] = static_cast<code>(run_instruction(Instruction{}, x[i], mode, o));
+                }
+                have_raw = true;
               }
-              have_raw = true;
-            }
-            if (mode == round_mode::nearest_even) {
-              mixprec::detail::convert_n_serial(best_simd_path(), x.data(), block, bulk.data(), rounding::nearest_even,
-                                                o, false);
-              for (std::uint64_t i = 0; i < block; ++i) generic[i] = bulk[i].bits();
-            } else {
-              for (std::uint64_t i = 0; i < block; ++i) {
-                generic[i] = mixprec::detail::convert_bits<ieee_binary32, format>(x_bits[i], mode, o, 0);
+              if (mode == round_mode::nearest_even) {
+                mixprec::detail::convert_n_serial(best_simd_path(), x.data(), block, bulk.data(),
+                                                  rounding::nearest_even, o, false);
+                for (std::uint64_t i = 0; i < block; ++i) generic[i] = bulk[i].bits();
+              } else {
+                for (std::uint64_t i = 0; i < block; ++i) {
+                  generic[i] = mixprec::detail::convert_bits<ieee_binary32, format>(x_bits[i], mode, o, 0);
+                }
               }
-            }
-            tally& tally_k = tallies[k++];
-            tally_k.checked += block;
-            for (std::uint64_t i = 0; i < block; ++i) {
-              if (Instruction::finish(x_bits[i], raw[i], o) != generic[i] && tally_k.mismatches++ == 0) {
-                tally_k.first = x_bits[i];
+              tally& tally_k = tallies[k++];
+              tally_k.checked += block;
+              for (std::uint64_t i = 0; i < block; ++i) {
+                if (Instruction::finish(x_bits[i], raw[i], o) != generic[i] && tally_k.mismatches++ == 0) {
+                  tally_k.first = x_bits[i];
+                }
               }
             }
           }
         }
-      }
-    });
-  }
-  for (auto& w : workers) w.join();
-  std::array<tally, count> total{};
-  for (const auto& part : per_thread) {
-    for (std::size_t i = 0; i < count; ++i) total[i].merge(part[i]);
-  }
+        const std::lock_guard<std::mutex> lock(total_mutex);
+        for (std::size_t i = 0; i < count; ++i) total[i].merge(tallies[i]);
+      });
   report_and_require<Instruction>(total.data());
 }
 

@@ -293,10 +293,27 @@ inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::
       const T* source = static_cast<const T*>(from.data());
       T* out = result.data<T>();
       for (std::size_t i = 0; i < from.rows(); ++i) {
-        for (std::size_t j = 0; j < cols; ++j)
-          out[i * cols + j] = source[i * from.row_stride() + j * from.col_stride()];
+        if (from.rows_contiguous()) {
+          std::memcpy(out + i * cols, source + i * from.row_stride(), cols * sizeof(T));
+        } else {
+          for (std::size_t j = 0; j < cols; ++j)
+            out[i * cols + j] = source[i * from.row_stride() + j * from.col_stride()];
+        }
       }
     });
+    return result;
+  }
+  // From or to float32 with contiguous rows, one conversion per row and no staging (into
+  // float32 every value is exact: only overflow::saturate, which clamps infinities, stages).
+  if (to == dtype::float32 && o == overflow::non_finite) {
+    for (std::size_t i = 0; i < from.rows(); ++i)
+      detail::read_row_as_float(from, i, reinterpret_cast<float*>(target) + i * cols);
+    return result;
+  }
+  if (from.type() == dtype::float32 && from.rows_contiguous()) {
+    const float* source = static_cast<const float*>(from.data());
+    for (std::size_t i = 0; i < from.rows(); ++i)
+      detail::write_row_from_float(source + i * from.row_stride(), cols, to, target + i * cols * element_bytes, r, o);
     return result;
   }
   std::vector<float> staged(cols);

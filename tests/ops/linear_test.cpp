@@ -101,6 +101,26 @@ TEST_CASE("column-major, transposed and strided inputs give the same codes as ro
   CHECK(same_codes(ops::matmul(strided, b), reference));
 }
 
+TEST_CASE("linear with a bias over many blocks: the bias added after the product gives gemm's beta = 1 bits",
+          "[ops][linear]") {
+  // The bias is added to each float sum after gemm (and, for a narrow r, a few rows at a time
+  // before rounding): the same bits as starting gemm's accumulator from it, for outputs larger
+  // than a block of the element-wise loop, including sums that cancel against the bias.
+  for (const scope_case& scope : scope_cases) {
+    dynamic_autocast_scope amp(scope.lower_precision);
+    INFO(scope.name);
+    const matrix x = random_matrix(dtype::float32, 70, 33, 71), w = random_matrix(dtype::float32, 45, 33, 72, 0.3f);
+    const matrix bias = random_matrix(dtype::float32, 1, 45, 73, 4.0f);
+    const dtype r = scope.enabled ? scope.lower_precision : dtype::float32;
+    CHECK(same_codes(ops::linear(x, w, bias), explicit_product(x, false, w, true, &bias, r)));
+    const matrix x_wide = random_matrix(dtype::float32, 3, 17, 74),
+                 w_wide = random_matrix(dtype::float32, 1500, 17, 75);
+    const matrix bias_wide = random_matrix(dtype::float32, 1, 1500, 76);
+    CHECK(same_codes(ops::linear(x_wide, w_wide, bias_wide),
+                     explicit_product(x_wide, false, w_wide, true, &bias_wide, r)));
+  }
+}
+
 TEST_CASE("linear_backward: dX = dy·w, dW = dyᵀ·x, db = Σ dy, in the forward's precision", "[ops][linear]") {
   for (const scope_case& scope : scope_cases) {
     dynamic_autocast_scope amp(scope.lower_precision);

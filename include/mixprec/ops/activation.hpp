@@ -27,25 +27,48 @@ namespace detail {
 // double buffer and the scalar rounding of every element, most of a relu's time.
 template <class Select>
 matrix select_elements(const matrix_view& x, const matrix_view& source, Select keep) {
-  const std::vector<float> xs = as_floats(x);
-  std::vector<float> selected = as_floats(source);
-  // Branch-free, so that the compiler vectorises it (a branch per element and a short-circuit
-  // NaN test kept it scalar: 30 % of a bf16 training step, forward and backward relu together).
-  unsigned any_nan = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const float kept = keep(xs[i]) ? selected[i] : 0.0f;
-    selected[i] = kept;
-    any_nan |= static_cast<unsigned>(kept != kept);
-  }
-  // Every kept value is one of the dtype's: the bulk conversion writes its code exactly.
-  matrix result = round_into(selected, x.rows(), x.cols(), x.type());
-  if (any_nan) {
-    visit_dtype(x.type(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* out = result.data<T>();
-      for (std::size_t i = 0; i < selected.size(); ++i) {
-        if (selected[i] != selected[i]) out[i] = static_cast<T>(static_cast<double>(selected[i]));
-      }
+  matrix result(x.type(), x.rows(), x.cols(), mixprec::detail::no_fill_t{});  // every block is written below
+  const bool float_result = x.type() == dtype::float32;
+  alignas(64) float staged[block_elements];
+  auto select = [&](std::size_t offset, std::size_t n, const float* xs, const float* values) {
+    float* selected = float_result ? result.data<float>() + offset : staged;
+    // Branch-free, so that the compiler vectorises it (a branch per element and a short-circuit
+    // NaN test kept it scalar: 30 % of a bf16 training step, forward and backward relu together;
+    // so did a load of values[i] only where kept, which the compiler may not hoist).
+    unsigned any_nan = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float value = values[i];
+      const float kept = keep(xs[i]) ? value : 0.0f;
+      selected[i] = kept;
+      any_nan |= static_cast<unsigned>(kept != kept);
+    }
+    // Every kept value is one of the dtype's: the bulk conversion writes its code exactly.
+    if (!float_result) write_flat(selected, n, result, offset);
+    if (any_nan) {
+      visit_dtype(x.type(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* out = result.data<T>() + offset;
+        for (std::size_t i = 0; i < n; ++i) {
+          // Through a volatile double: the compiler, which assumes no signalling NaN, would fold
+          // float → double → float to nothing, and the hardware conversion quiets a signalling
+          // NaN as the general path's does.
+          if (selected[i] != selected[i]) {
+            const volatile double wide = static_cast<double>(selected[i]);
+            out[i] = static_cast<T>(static_cast<double>(wide));
+          }
+        }
+      });
+    }
+  };
+  const bool same = x.data() == source.data() && x.type() == source.type() && x.row_stride() == source.row_stride() &&
+                    x.col_stride() == source.col_stride();
+  if (same) {  // relu: the values are the tested ones, decoded once
+    for_each_block<1>({x}, [&](std::size_t offset, std::size_t n, const float* const* blocks) {
+      select(offset, n, blocks[0], blocks[0]);
+    });
+  } else {
+    for_each_block<2>({x, source}, [&](std::size_t offset, std::size_t n, const float* const* blocks) {
+      select(offset, n, blocks[0], blocks[1]);
     });
   }
   return result;
@@ -74,10 +97,12 @@ template <class F>
 matrix activation_backward(const char* op, const operand& grad_out, const operand& x, F f) {
   require_same_shape(op, grad_out.view(), x.view());
   const dtype r = autocast_result_dtype(op, {x.type()});
-  const std::vector<float> dy = as_floats(cast_to(grad_out, r).view);
-  const std::vector<float> xs = as_floats(x.view());
-  std::vector<double> dx(xs.size());
-  for (std::size_t i = 0; i < xs.size(); ++i) dx[i] = f(static_cast<double>(dy[i]), static_cast<double>(xs[i]));
+  const cast_operand dy = cast_to(grad_out, r);
+  std::vector<double> dx(x.view().size());
+  for_each_block<2>({dy.view, x.view()}, [&](std::size_t offset, std::size_t n, const float* const* blocks) {
+    for (std::size_t i = 0; i < n; ++i)
+      dx[offset + i] = f(static_cast<double>(blocks[0][i]), static_cast<double>(blocks[1][i]));
+  });
   return round_into(dx, x.rows(), x.cols(), x.type());
 }
 

@@ -27,7 +27,7 @@ matrix broadcast_binary(const char* op, const operand& a, const operand& b, F f)
   const std::size_t rows = broadcast_extent(op, a.rows(), b.rows(), a.view(), b.view());
   const std::size_t cols = broadcast_extent(op, a.cols(), b.cols(), a.view(), b.view());
   const dtype r = result_dtype(op, {&a, &b});
-  const std::vector<float> x = as_floats(a.view()), y = as_floats(b.view());
+  const auto x = as_floats(a.view()), y = as_floats(b.view());
   std::vector<double> out(rows * cols);
   for (std::size_t i = 0; i < rows; ++i) {
     const std::size_t ia = a.rows() == 1 ? 0 : i, ib = b.rows() == 1 ? 0 : i;

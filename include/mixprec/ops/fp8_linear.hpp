@@ -21,7 +21,7 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
+#include <cstdint>
 
 #include "../gemm/gemm.hpp"
 #include "../scaling/fp8/delayed_scaler.hpp"
@@ -65,26 +65,30 @@ class fp8_training {
 
 namespace detail {
 
-// An operand quantised by one tensor of a scaler: its codes (row-major, as the operand's shape)
-// and the inverse scale that dequantises them.
+// An operand quantised by one tensor of a scaler: its codes (row-major, as the operand's shape,
+// in the scaler's element type, in a buffer borrowed from the thread's pool) and the inverse
+// scale that dequantises them.
 struct fp8_operand {
-  std::vector<float8_e4m3fn> e4m3;
-  std::vector<float8_e5m2> e5m2;
+  scratch<std::uint8_t> codes;
+  fp8_element element = fp8_element::e4m3;
   float scale_inv = 1;
   std::size_t rows = 0, cols = 0;
 };
 
 inline fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, const matrix_view& x) {
-  std::vector<float> values = as_floats(x);
-  fp8_operand q;
-  q.rows = x.rows();
-  q.cols = x.cols();
-  if (scaler.element() == fp8_element::e4m3) {
-    q.e4m3.resize(values.size());
-    q.scale_inv = scaler.quantize(tensor, values.data(), values.size(), q.e4m3.data()).scale_inv;
+  fp8_operand q{scratch<std::uint8_t>(x.size()), scaler.element(), 1.0f, x.rows(), x.cols()};
+  auto quantize = [&](const float* values) {
+    if (q.element == fp8_element::e4m3) {
+      q.scale_inv =
+          scaler.quantize(tensor, values, x.size(), reinterpret_cast<float8_e4m3fn*>(q.codes.data())).scale_inv;
+    } else {
+      q.scale_inv = scaler.quantize(tensor, values, x.size(), reinterpret_cast<float8_e5m2*>(q.codes.data())).scale_inv;
+    }
+  };
+  if (x.type() == dtype::float32 && is_flat(x)) {
+    quantize(static_cast<const float*>(x.data()));  // the values themselves: no float copy
   } else {
-    q.e5m2.resize(values.size());
-    q.scale_inv = scaler.quantize(tensor, values.data(), values.size(), q.e5m2.data()).scale_inv;
+    quantize(as_floats(x).data());
   }
   return q;
 }
@@ -92,24 +96,22 @@ inline fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, cons
 // Calls f(pointer) with the operand's codes in their element type.
 template <class F>
 void with_codes(const fp8_operand& q, F f) {
-  if (!q.e4m3.empty() || q.e5m2.empty()) {
-    f(q.e4m3.data());
+  if (q.element == fp8_element::e4m3) {
+    f(reinterpret_cast<const float8_e4m3fn*>(q.codes.data()));
   } else {
-    f(q.e5m2.data());
+    f(reinterpret_cast<const float8_e5m2*>(q.codes.data()));
   }
 }
 
 // c (m × n floats, row-major) = op(a)·op(b)·s_a⁻¹·s_b⁻¹ + beta·c.
-inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta,
-                        std::vector<float>& c) {
+inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta, float* c) {
   const std::size_t m = ta == transpose::no ? a.rows : a.cols, k = ta == transpose::no ? a.cols : a.rows;
   const std::size_t n = tb == transpose::no ? b.cols : b.rows;
   gemm_options options;
   options.scale_a = a.scale_inv;
   options.scale_b = b.scale_inv;
   with_codes(a, [&](const auto* pa) {
-    with_codes(
-        b, [&](const auto* pb) { gemm(ta, tb, m, n, k, 1.0f, pa, a.cols, pb, b.cols, beta, c.data(), n, options); });
+    with_codes(b, [&](const auto* pb) { gemm(ta, tb, m, n, k, 1.0f, pa, a.cols, pb, b.cols, beta, c, n, options); });
   });
 }
 
@@ -120,20 +122,12 @@ inline matrix fp8_linear(const operand& x, const operand& weight, const operand&
   const std::size_t l = fp8.checked_layer(layer);
   detail::check_product_shapes("fp8_linear", x.view(), weight.view().transposed());
   const std::size_t rows = x.rows(), cols = weight.rows();
-  std::vector<float> y(rows * cols, 0.0f);
-  if (!bias.view().empty()) {
-    if (bias.rows() != 1 || bias.cols() != cols) {
-      detail::throw_shape("fp8_linear",
-                          "bias is " + detail::shape_of(bias.view()) + ", expected 1×" + std::to_string(cols));
-    }
-    const std::vector<float> b = detail::as_floats(bias.view());
-    for (std::size_t i = 0; i < rows; ++i)
-      std::copy(b.begin(), b.end(), y.begin() + static_cast<std::ptrdiff_t>(i * cols));
-  }
+  matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // the bias rows, or unread (beta = 0)
+  if (!bias.view().empty()) detail::fill_bias_rows("fp8_linear", bias.view(), rows, cols, y.data<float>());
   const detail::fp8_operand xq = detail::quantize_fp8(fp8.forward(), 2 * l, x.view());
   const detail::fp8_operand wq = detail::quantize_fp8(fp8.forward(), 2 * l + 1, weight.view());
-  detail::fp8_product(xq, transpose::no, wq, transpose::yes, bias.view().empty() ? 0.0f : 1.0f, y);
-  return detail::round_into(y, rows, cols, dtype::float32);
+  detail::fp8_product(xq, transpose::no, wq, transpose::yes, bias.view().empty() ? 0.0f : 1.0f, y.data<float>());
+  return y;
 }
 
 inline linear_grads fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
@@ -147,11 +141,10 @@ inline linear_grads fp8_linear_backward(const operand& grad_out, const operand& 
   const detail::fp8_operand xq = detail::quantize_fp8(fp8.forward(), 2 * l, x.view());
   const detail::fp8_operand wq = detail::quantize_fp8(fp8.forward(), 2 * l + 1, weight.view());
   linear_grads g;
-  std::vector<float> dx(x.rows() * x.cols()), dw(weight.rows() * weight.cols());
-  detail::fp8_product(dyq, transpose::no, wq, transpose::no, 0.0f, dx);
-  detail::fp8_product(dyq, transpose::yes, xq, transpose::no, 0.0f, dw);
-  g.input = detail::round_into(dx, x.rows(), x.cols(), dtype::float32);
-  g.weight = detail::round_into(dw, weight.rows(), weight.cols(), dtype::float32);
+  g.input = matrix(dtype::float32, x.rows(), x.cols(), mixprec::detail::no_fill_t{});  // beta = 0: written, not read
+  g.weight = matrix(dtype::float32, weight.rows(), weight.cols(), mixprec::detail::no_fill_t{});
+  detail::fp8_product(dyq, transpose::no, wq, transpose::no, 0.0f, g.input.data<float>());
+  detail::fp8_product(dyq, transpose::yes, xq, transpose::no, 0.0f, g.weight.data<float>());
   if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);
   return g;
 }

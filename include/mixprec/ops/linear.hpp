@@ -52,12 +52,12 @@ inline gemm_layout layout_for_gemm(const matrix_view& v) {
 }
 
 // c (a.rows × b.cols, row-major floats) = a·b + beta·c, for a and b of one dtype at any strides.
-inline void gemm_into(const matrix_view& a, const matrix_view& b, float beta, std::vector<float>& c) {
+inline void gemm_into(const matrix_view& a, const matrix_view& b, float beta, float* c) {
   const gemm_layout la = layout_for_gemm(a), lb = layout_for_gemm(b);
   visit_dtype(a.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm(la.op, lb.op, a.rows(), b.cols(), a.cols(), 1.0f, static_cast<const T*>(la.data), la.ld,
-         static_cast<const T*>(lb.data), lb.ld, beta, c.data(), b.cols());
+         static_cast<const T*>(lb.data), lb.ld, beta, c, b.cols());
   });
 }
 
@@ -65,26 +65,63 @@ inline void check_product_shapes(const char* op, const matrix_view& a, const mat
   if (a.cols() != b.rows()) throw_shape(op, "inner dimensions differ: " + shape_of(a) + " times " + shape_of(b));
 }
 
-// a·b (+ the bias rows) in float, rounded once into r.
+inline void check_bias(const char* op, const matrix_view& bias, std::size_t cols) {
+  if (bias.rows() != 1 || bias.cols() != cols) {
+    throw_shape(op, "bias is " + shape_of(bias) + ", expected 1×" + std::to_string(cols));
+  }
+}
+
+// Every row of c (rows × cols floats) set to the bias (1 × cols, converted exactly to float):
+// the accumulator a product with bias starts from (gemm's beta = 1).
+inline void fill_bias_rows(const char* op, const matrix_view& bias, std::size_t rows, std::size_t cols, float* c) {
+  check_bias(op, bias, cols);
+  if (rows != 0) read_row_part(bias, 0, 0, cols, c);
+  for (std::size_t i = 1; i < rows; ++i) std::copy(c, c + cols, c + i * cols);
+}
+
+// a·b (+ the bias rows) in float, rounded once into r.  A float32 result is the sum itself:
+// gemm writes into the result; any other r stages the sums in a borrowed float buffer.
+//
+// The bias is added after the product, not loaded as gemm's C: with alpha = 1 and beta = 0 gemm
+// returns each sum s itself, and s + bias in float is fma(1, s, bias), the value gemm's beta = 1
+// gives (docs/gemm.md), so the bits are the same; what goes is a pass that writes the bias
+// into every row and gemm's reading it back (5 % of a bf16 step, perf).  For r other than
+// float32 the addition is fused with the rounding into r, a few rows at a time.
 inline matrix product(const char* op, const operand& a, const operand& b, const operand* bias, bool b_transposed,
                       dtype r) {
   const cast_operand ca = cast_to(a, r);
   const cast_operand cb = b_transposed ? transposed(cast_to(b, r)) : cast_to(b, r);
   check_product_shapes(op, ca.view, cb.view);
   const std::size_t rows = ca.view.rows(), cols = cb.view.cols();
-  std::vector<float> c(rows * cols, 0.0f);
+  scratch<float> bias_row(bias != nullptr ? cols : 0);
   if (bias != nullptr) {
     const cast_operand cbias = cast_to(*bias, r);
-    if (cbias.view.rows() != 1 || cbias.view.cols() != cols) {
-      throw_shape(op, "bias is " + shape_of(cbias.view) + ", expected 1×" + std::to_string(cols));
-    }
-    std::vector<float> row(cols);
-    mixprec::detail::read_row_as_float(cbias.view, 0, row.data());
-    for (std::size_t i = 0; i < rows; ++i)
-      std::copy(row.begin(), row.end(), c.begin() + static_cast<std::ptrdiff_t>(i * cols));
+    check_bias(op, cbias.view, cols);
+    read_row_part(cbias.view, 0, 0, cols, bias_row.data());
   }
-  gemm_into(ca.view, cb.view, bias != nullptr ? 1.0f : 0.0f, c);
-  return round_into(c, rows, cols, r);
+  auto add_bias = [&](float* first_row, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+      float* row = first_row + i * cols;
+      for (std::size_t j = 0; j < cols; ++j) row[j] += bias_row[j];
+    }
+  };
+  if (r == dtype::float32) {
+    matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // gemm with beta = 0 writes every sum
+    gemm_into(ca.view, cb.view, 0.0f, result.data<float>());
+    if (bias != nullptr) add_bias(result.data<float>(), rows);
+    return result;
+  }
+  scratch<float> sums(rows * cols);
+  gemm_into(ca.view, cb.view, 0.0f, sums.data());
+  if (bias == nullptr) return round_into(sums.data(), rows, cols, r);
+  matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every group of rows is written below
+  const std::size_t group = cols == 0 ? rows : std::max<std::size_t>(1, block_elements / cols);
+  for (std::size_t i = 0; i < rows; i += group) {
+    const std::size_t count = std::min(group, rows - i);
+    add_bias(sums.data() + i * cols, count);
+    write_flat(sums.data() + i * cols, count * cols, result, i * cols);
+  }
+  return result;
 }
 
 }  // namespace detail

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "../mx/mx.hpp"
 #include "linear.hpp"
@@ -29,7 +28,7 @@ namespace detail {
 template <class T>
 mx_matrix<T> quantize_mx(const matrix_view& x, bool transposed, mx_axis axis, mx_scale_rule rule) {
   const matrix_view v = transposed ? x.transposed() : x;
-  const std::vector<float> values = as_floats(v);
+  const auto values = as_floats(v);
   return mx_quantize<T>(values.data(), v.rows(), v.cols(), v.cols(), axis, rule);
 }
 
@@ -40,20 +39,12 @@ matrix mx_linear(const operand& x, const operand& weight, const operand& bias = 
                  mx_scale_rule rule = mx_scale_rule::ocp) {
   detail::check_product_shapes("mx_linear", x.view(), weight.view().transposed());
   const std::size_t rows = x.rows(), cols = weight.rows();
-  std::vector<float> y(rows * cols, 0.0f);
-  if (!bias.view().empty()) {
-    if (bias.rows() != 1 || bias.cols() != cols) {
-      detail::throw_shape("mx_linear",
-                          "bias is " + detail::shape_of(bias.view()) + ", expected 1×" + std::to_string(cols));
-    }
-    const std::vector<float> b = detail::as_floats(bias.view());
-    for (std::size_t i = 0; i < rows; ++i)
-      std::copy(b.begin(), b.end(), y.begin() + static_cast<std::ptrdiff_t>(i * cols));
-  }
+  matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // the bias rows, or unread (beta = 0)
+  if (!bias.view().empty()) detail::fill_bias_rows("mx_linear", bias.view(), rows, cols, y.data<float>());
   const mx_matrix<T> xq = detail::quantize_mx<T>(x.view(), false, mx_axis::rows, rule);
   const mx_matrix<T> wq = detail::quantize_mx<T>(weight.view(), true, mx_axis::columns, rule);
-  mx_gemm(1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data(), cols);
-  return detail::round_into(y, rows, cols, dtype::float32);
+  mx_gemm(1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data<float>(), cols);
+  return y;
 }
 
 template <class TGrad, class T>
@@ -65,15 +56,16 @@ linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const
                                                   detail::shape_of(weight.view()));
   }
   linear_grads g;
-  std::vector<float> dx(x.rows() * x.cols()), dw(weight.rows() * weight.cols());
+  g.input = matrix(dtype::float32, x.rows(), x.cols(), mixprec::detail::no_fill_t{});  // beta = 0: written, not read
+  g.weight = matrix(dtype::float32, weight.rows(), weight.cols(), mixprec::detail::no_fill_t{});
+  float* dx = g.input.data<float>();
+  float* dw = g.weight.data<float>();
   const mx_matrix<TGrad> dy_rows = detail::quantize_mx<TGrad>(grad_out.view(), false, mx_axis::rows, rule);
   const mx_matrix<T> w_columns = detail::quantize_mx<T>(weight.view(), false, mx_axis::columns, rule);
-  mx_gemm(1.0f, dy_rows, w_columns, 0.0f, dx.data(), x.cols());
+  mx_gemm(1.0f, dy_rows, w_columns, 0.0f, dx, x.cols());
   const mx_matrix<TGrad> dyt_rows = detail::quantize_mx<TGrad>(grad_out.view(), true, mx_axis::rows, rule);
   const mx_matrix<T> x_columns = detail::quantize_mx<T>(x.view(), false, mx_axis::columns, rule);
-  mx_gemm(1.0f, dyt_rows, x_columns, 0.0f, dw.data(), weight.cols());
-  g.input = detail::round_into(dx, x.rows(), x.cols(), dtype::float32);
-  g.weight = detail::round_into(dw, weight.rows(), weight.cols(), dtype::float32);
+  mx_gemm(1.0f, dyt_rows, x_columns, 0.0f, dw, weight.cols());
   if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);
   return g;
 }

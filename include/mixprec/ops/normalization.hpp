@@ -30,10 +30,10 @@ inline void check_affine(const char* op, const matrix_view& x, const matrix_view
 struct row_statistics {
   std::vector<double> mean, inv_std;
 };
-inline row_statistics layer_statistics(const std::vector<float>& xs, std::size_t rows, std::size_t cols, double eps) {
+inline row_statistics layer_statistics(const float* xs, std::size_t rows, std::size_t cols, double eps) {
   row_statistics s{std::vector<double>(rows), std::vector<double>(rows)};
   for (std::size_t i = 0; i < rows; ++i) {
-    const float* row = xs.data() + i * cols;
+    const float* row = xs + i * cols;
     double sum = 0, squares = 0;
     for (std::size_t j = 0; j < cols; ++j) sum += row[j];
     const double mean = sum / static_cast<double>(cols);
@@ -49,8 +49,8 @@ inline matrix layer_norm_into(const operand& x, const operand& gamma, const oper
   check_affine("layer_norm", x.view(), beta.view(), "beta");
   if (!(eps >= 0)) throw invalid_argument("ops::layer_norm: eps " + std::to_string(eps) + " is not >= 0");
   const std::size_t rows = x.rows(), cols = x.cols();
-  const std::vector<float> xs = as_floats(x.view()), g = as_floats(gamma.view()), b = as_floats(beta.view());
-  const row_statistics s = layer_statistics(xs, rows, cols, eps);
+  const auto xs = as_floats(x.view()), g = as_floats(gamma.view()), b = as_floats(beta.view());
+  const row_statistics s = layer_statistics(xs.data(), rows, cols, eps);
   std::vector<double> y(xs.size());
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < cols; ++j) {
@@ -87,9 +87,9 @@ inline layer_norm_grads layer_norm_backward(const operand& grad_out, const opera
   detail::check_affine("layer_norm_backward", x.view(), beta.view(), "beta");
   const dtype r = detail::result_dtype("layer_norm", {&x, &gamma, &beta});
   const std::size_t rows = x.rows(), cols = x.cols();
-  const std::vector<float> xs = detail::as_floats(x.view()), g = detail::as_floats(gamma.view());
-  const std::vector<float> dy = detail::as_floats(detail::cast_to(grad_out, r).view);
-  const detail::row_statistics s = detail::layer_statistics(xs, rows, cols, eps);
+  const auto xs = detail::as_floats(x.view()), g = detail::as_floats(gamma.view());
+  const auto dy = detail::as_floats(detail::cast_to(grad_out, r).view);
+  const detail::row_statistics s = detail::layer_statistics(xs.data(), rows, cols, eps);
   std::vector<double> dx(xs.size()), dgamma(cols, 0.0), dbeta(cols, 0.0), dxhat(cols), xhat(cols);
   for (std::size_t i = 0; i < rows; ++i) {
     double sum_dxhat = 0, sum_dxhat_xhat = 0;

@@ -34,6 +34,8 @@
 #include "../dtype.hpp"
 #include "../errors.hpp"
 #include "../matrix.hpp"
+#include "detail/blocks.hpp"
+#include "detail/scratch.hpp"
 
 namespace mixprec::ops {
 
@@ -85,9 +87,14 @@ inline cast_operand transposed(cast_operand x) {
 
 inline std::string shape_of(const matrix_view& v) { return std::to_string(v.rows()) + "×" + std::to_string(v.cols()); }
 
-// A float buffer (rows × cols, row-major) rounded once into a new matrix of dtype r.
+// rows × cols floats (row-major) rounded once into a new matrix of dtype r.
+inline matrix round_into(const float* values, std::size_t rows, std::size_t cols, dtype r) {
+  matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every element is written below
+  write_flat(values, rows * cols, result, 0);
+  return result;
+}
 inline matrix round_into(const std::vector<float>& values, std::size_t rows, std::size_t cols, dtype r) {
-  return convert(matrix_view(values.data(), rows, cols), r);
+  return round_into(values.data(), rows, cols, r);
 }
 
 // A double buffer rounded once into dtype r (never through float: no double rounding).
@@ -101,10 +108,14 @@ inline matrix round_into(const std::vector<double>& values, std::size_t rows, st
   return result;
 }
 
-// Every row of x as floats, in one row-major buffer.
-inline std::vector<float> as_floats(const matrix_view& x) {
-  std::vector<float> values(x.size());
-  for (std::size_t i = 0; i < x.rows(); ++i) mixprec::detail::read_row_as_float(x, i, values.data() + i * x.cols());
+// Every element of x as floats, in one row-major buffer borrowed from the thread's pool.
+inline scratch<float> as_floats(const matrix_view& x) {
+  scratch<float> values(x.size());
+  if (is_flat(x)) {
+    read_flat(x, 0, x.size(), values.data());
+  } else {
+    for (std::size_t i = 0; i < x.rows(); ++i) read_row_part(x, i, 0, x.cols(), values.data() + i * x.cols());
+  }
   return values;
 }
 
@@ -124,7 +135,7 @@ inline float round_scalar(double value, dtype r) {
 // x's elements through f (double -> double), rounded once into dtype r.
 template <class F>
 matrix map_elements(const matrix_view& x, dtype r, F f) {
-  std::vector<float> values = as_floats(x);
+  const scratch<float> values = as_floats(x);
   std::vector<double> results(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) results[i] = f(static_cast<double>(values[i]));
   return round_into(results, x.rows(), x.cols(), r);

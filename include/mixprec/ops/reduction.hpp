@@ -36,11 +36,29 @@ namespace detail {
 inline matrix sum_along(const matrix_view& x, int axis, dtype r) {
   if (axis != 0 && axis != 1) throw invalid_argument("ops::sum: axis " + std::to_string(axis) + " is not 0 or 1");
   const std::size_t rows = x.rows(), cols = x.cols();
-  const std::vector<float> xs = as_floats(x);
   std::vector<double> out(axis == 0 ? cols : rows, 0.0);
-  for (std::size_t i = 0; i < rows; ++i) {
-    for (std::size_t j = 0; j < cols; ++j) out[axis == 0 ? j : i] += xs[i * cols + j];
-  }
+  // Element (i, j) adds to out[j] (axis 0) or out[i] (axis 1), in row-major order as ever; a
+  // block is split where it crosses a row end.
+  for_each_block<1>({x}, [&](std::size_t offset, std::size_t n, const float* const* blocks) {
+    const float* xs = blocks[0];
+    std::size_t i = offset / cols, j = offset % cols;
+    for (std::size_t k = 0; k < n;) {
+      const std::size_t run = n - k < cols - j ? n - k : cols - j;
+      if (axis == 0) {
+        for (std::size_t t = 0; t < run; ++t) out[j + t] += xs[k + t];
+      } else {
+        double total = out[i];
+        for (std::size_t t = 0; t < run; ++t) total += xs[k + t];
+        out[i] = total;
+      }
+      k += run;
+      j += run;
+      if (j == cols) {
+        j = 0;
+        ++i;
+      }
+    }
+  });
   return round_into(out, axis == 0 ? 1 : rows, axis == 0 ? cols : 1, r);
 }
 }  // namespace detail
@@ -52,7 +70,7 @@ inline matrix sum(const operand& x, int axis) {
 
 inline float mse_loss(const operand& prediction, const operand& target) {
   detail::require_same_shape("mse_loss", prediction.view(), target.view());
-  const std::vector<float> p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
+  const auto p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
   double total = 0;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const double d = static_cast<double>(p[i]) - static_cast<double>(t[i]);
@@ -65,7 +83,7 @@ inline float mse_loss(const operand& prediction, const operand& target) {
 
 inline matrix mse_loss_backward(const operand& prediction, const operand& target, float grad_loss = 1.0f) {
   detail::require_same_shape("mse_loss_backward", prediction.view(), target.view());
-  const std::vector<float> p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
+  const auto p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
   std::vector<double> grad(p.size());
   const double g = 2.0 * static_cast<double>(grad_loss) / static_cast<double>(p.empty() ? 1 : p.size());
   for (std::size_t i = 0; i < p.size(); ++i) grad[i] = g * (static_cast<double>(p[i]) - static_cast<double>(t[i]));

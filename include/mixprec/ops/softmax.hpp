@@ -44,7 +44,7 @@ inline row_log_sum_exp log_sum_exp(const float* row, std::size_t n) {
 
 // softmax (log_space = false) or log_softmax of each row, rounded into r.
 inline matrix softmax_rows(const matrix_view& x, dtype r, bool log_space) {
-  const std::vector<float> xs = as_floats(x);
+  const auto xs = as_floats(x);
   std::vector<double> out(xs.size());
   for (std::size_t i = 0; i < x.rows(); ++i) {
     const float* row = xs.data() + i * x.cols();
@@ -96,7 +96,7 @@ inline float cross_entropy(const operand& logits, const std::vector<int>& labels
                            int ignore_index = default_ignore_index) {
   detail::check_labels("cross_entropy", logits.view(), labels, ignore_index);
   const dtype r = autocast_result_dtype("cross_entropy_loss", {logits.type()});
-  const std::vector<float> xs = detail::as_floats(logits.view());
+  const auto xs = detail::as_floats(logits.view());
   double total = 0;
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] == ignore_index) continue;
@@ -112,7 +112,7 @@ inline float cross_entropy(const operand& logits, const std::vector<int>& labels
 inline matrix cross_entropy_backward(const operand& logits, const std::vector<int>& labels, float grad_loss = 1.0f,
                                      int ignore_index = default_ignore_index) {
   detail::check_labels("cross_entropy_backward", logits.view(), labels, ignore_index);
-  const std::vector<float> xs = detail::as_floats(logits.view());
+  const auto xs = detail::as_floats(logits.view());
   const std::size_t n = detail::counted_rows(labels, ignore_index), classes = logits.cols();
   std::vector<double> grad(xs.size(), 0.0);
   const double g = static_cast<double>(grad_loss) / static_cast<double>(n == 0 ? 1 : n);

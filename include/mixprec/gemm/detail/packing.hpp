@@ -77,8 +77,15 @@ void pack_float_panels(const panel_source& source, std::size_t row, std::size_t 
                          const std::size_t position = order == k_order::pairs_swapped && partner < depth ? partner : d;
                          const float* line = staged + i * width + first;
                          float* slot = to + position * R;
-                         std::copy(line, line + valid, slot);
-                         std::fill(slot + valid, slot + R, 0.0f);
+                         // A full line is a copy of constant length, which the compiler inlines as
+                         // vector moves; std::copy of a run-time length was a call to memmove
+                         // per line of 12 or 32 floats (15 % of an fp32 training step, perf).
+                         if (valid == R) {
+                           for (std::size_t r = 0; r < R; ++r) slot[r] = line[r];
+                         } else {
+                           std::copy(line, line + valid, slot);
+                           std::fill(slot + valid, slot + R, 0.0f);
+                         }
                        }
                      });
 }

@@ -1,0 +1,135 @@
+// ops/detail/blocks.hpp and ops/detail/scratch.hpp: the element-wise operations read their
+// inputs in blocks of block_elements floats (across row ends for row-major arrays, within a row
+// otherwise; a float32 array's own memory), and borrow their working buffers from a per-thread
+// pool.  Each case uses shapes whose element count or row length exceeds a block, so that blocks
+// split where a row ends, in the middle of a row, or both, and checks the bits against the
+// element-by-element definition.
+#include <mixprec/ops/activation.hpp>
+#include <mixprec/ops/detail/blocks.hpp>
+#include <mixprec/ops/detail/scratch.hpp>
+#include <mixprec/ops/reduction.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ops_reference.hpp"
+
+using namespace mixprec;
+using namespace ops_test;
+
+namespace {
+
+bool same_codes(const matrix& a, const matrix& b) {
+  return a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
+}
+
+// Row-major, row-major with a padded stride, and the transpose of a row-major matrix.
+struct layout_case {
+  const char* name;
+  matrix_view view;
+};
+
+}  // namespace
+
+TEST_CASE("for_each_block visits every element once, in row-major order, for every layout", "[ops][blocks]") {
+  constexpr std::size_t block = ops::detail::block_elements;
+  const matrix storage = random_matrix(dtype::bfloat16, 3, 2 * block + 77, 7);
+  const matrix tall = random_matrix(dtype::float32, 2 * block + 77, 3, 8);
+  const layout_case layouts[] = {
+      {"flat bf16 (blocks cross row ends)", storage.view()},
+      {"flat float32 (its own memory)", tall.view()},
+      {"padded rows (blocks within a row)",
+       matrix_view(storage.raw_data(), dtype::bfloat16, 3, block + 5, storage.cols(), 1)},
+      {"transposed (strided rows longer than a block)", tall.view().transposed()},
+  };
+  for (const layout_case& layout : layouts) {
+    INFO(layout.name);
+    const matrix_view& v = layout.view;
+    std::vector<int> visits(v.size(), 0);
+    bool values_match = true;
+    ops::detail::for_each_block<1>({v}, [&](std::size_t offset, std::size_t n, const float* const* blocks) {
+      REQUIRE(n <= block);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t index = offset + k;
+        ++visits[index];
+        const float expected = v.value(index / v.cols(), index % v.cols());
+        values_match = values_match && std::memcmp(&expected, &blocks[0][k], sizeof(float)) == 0;
+      }
+    });
+    CHECK(values_match);
+    CHECK(std::all_of(visits.begin(), visits.end(), [](int count) { return count == 1; }));
+  }
+}
+
+TEST_CASE("sum along an axis over more than a block: the row-major double sums, rounded once", "[ops][blocks]") {
+  constexpr std::size_t block = ops::detail::block_elements;
+  for (dtype in : input_dtypes) {
+    const matrix wide = random_matrix(in, 5, block + 300, 21, 3.0f);
+    for (const matrix_view& v : {wide.view(), wide.view().transposed()}) {
+      INFO(to_string(in) << ", " << v.rows() << "×" << v.cols());
+      std::vector<double> columns(v.cols(), 0.0), rows(v.rows(), 0.0);
+      for (std::size_t i = 0; i < v.rows(); ++i) {
+        for (std::size_t j = 0; j < v.cols(); ++j) {
+          columns[j] += v.value(i, j);
+          rows[i] += v.value(i, j);
+        }
+      }
+      const matrix by_column = ops::sum(v, 0), by_row = ops::sum(v, 1);
+      CHECK(same_codes(by_column, ops::detail::round_into(columns, 1, v.cols(), in)));
+      CHECK(same_codes(by_row, ops::detail::round_into(rows, v.rows(), 1, in)));
+    }
+  }
+}
+
+TEST_CASE("relu and relu_backward over more than a block, every layout: the general path's bits", "[ops][blocks]") {
+  constexpr std::size_t block = ops::detail::block_elements;
+  for (dtype in : input_dtypes) {
+    const matrix x = random_matrix(in, 3, 2 * block + 9, 31), dy = random_matrix(in, 3, 2 * block + 9, 32);
+    for (const bool strided : {false, true}) {
+      INFO(to_string(in) << (strided ? ", transposed" : ", row-major"));
+      const matrix_view xv = strided ? x.view().transposed() : x.view();
+      const matrix_view dyv = strided ? dy.view().transposed() : dy.view();
+      CHECK(same_codes(ops::relu(xv),
+                       ops::detail::map_elements(xv, in, [](double v) { return v > 0 || std::isnan(v) ? v : 0.0; })));
+      CHECK(same_codes(
+          ops::relu_backward(dyv, xv),
+          ops::detail::activation_backward("relu", dyv, xv, [](double d, double v) { return v > 0 ? d : 0.0; })));
+    }
+  }
+}
+
+TEST_CASE("scratch buffers: a returned buffer is lent again, the pool is bounded, release empties it",
+          "[ops][scratch]") {
+  ops::release_scratch_memory();
+  const float* first = nullptr;
+  {
+    ops::detail::scratch<float> a(1000);
+    first = a.data();
+    REQUIRE(a.size() == 1000);
+    a[999] = 1.0f;
+  }
+  {
+    ops::detail::scratch<float> b(800);  // smaller: the same buffer
+    CHECK(b.data() == first);
+    ops::detail::scratch<float> c(800);  // the first is lent out: another one
+    CHECK(c.data() != first);
+  }
+  {  // more buffers at once than the pool keeps: every one is usable and distinct
+    std::vector<ops::detail::scratch<double>> many;
+    for (std::size_t i = 0; i < 3 * ops::detail::pool_capacity; ++i) many.emplace_back(64 + i);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i][63] = static_cast<double>(i);
+    for (std::size_t i = 0; i < many.size(); ++i) CHECK(many[i][63] == static_cast<double>(i));
+  }
+  CHECK(ops::detail::scratch_pool().size() == ops::detail::pool_capacity);
+  ops::detail::scratch<std::uint8_t> empty(0);
+  CHECK(empty.empty());
+  CHECK(empty.data() == nullptr);
+  ops::release_scratch_memory();
+  CHECK(ops::detail::scratch_pool().empty());
+}

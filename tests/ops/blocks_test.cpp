@@ -24,11 +24,6 @@ using namespace ops_test;
 
 namespace {
 
-bool same_codes(const matrix& a, const matrix& b) {
-  return a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
-}
-
 // Row-major, row-major with a padded stride, and the transpose of a row-major matrix.
 struct layout_case {
   const char* name;

@@ -17,11 +17,6 @@ using namespace ops_test;
 
 namespace {
 
-bool same_codes(const matrix& a, const matrix& b) {
-  return a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
-}
-
 // The operations' documented sequence written out: op(a)·op(b) (+ bias) with every input cast
 // to r, through gemm with float accumulation, rounded once into r.
 matrix explicit_product(const matrix& a, bool ta, const matrix& b, bool tb, const matrix* bias, dtype r) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -23,6 +24,12 @@ inline mixprec::matrix random_matrix(dtype d, std::size_t rows, std::size_t cols
   std::vector<float> values(rows * cols);
   for (float& v : values) v = normal(gen);
   return mixprec::convert(mixprec::matrix_view(values.data(), rows, cols), d);
+}
+
+// The same dtype, shape and codes (NaN payloads included).
+inline bool same_codes(const mixprec::matrix& a, const mixprec::matrix& b) {
+  return a.type() == b.type() && a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
 }
 
 // The position of v among the values of d, as an integer that grows with the value (codes of

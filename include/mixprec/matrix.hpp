@@ -26,6 +26,7 @@
 
 #include "bulk/convert_n.hpp"
 #include "detail/extent.hpp"
+#include "detail/matrix_memory.hpp"
 #include "dtype.hpp"
 #include "errors.hpp"
 
@@ -61,6 +62,13 @@ inline std::size_t checked_element_count(std::size_t rows, std::size_t cols, con
 [[noreturn]] inline void throw_dtype_mismatch(const char* what, dtype held, dtype asked) {
   throw dtype_mismatch(std::string(what) + ": the matrix holds " + to_string(held) + ", not " + to_string(asked));
 }
+
+// A matrix's block, given back to matrix_memory (which may keep it for the next matrix of this
+// size) when the matrix goes.
+struct matrix_storage_release {
+  std::size_t bytes = 0;
+  void operator()(unsigned char* p) const noexcept { matrix_memory::instance().give(p, bytes); }
+};
 
 // The tag of matrix's constructor that leaves the bytes unset.
 struct no_fill_t {
@@ -235,13 +243,10 @@ class matrix {
         storage_(allocate(detail::checked_element_count(rows, cols, "matrix") * size_of(type), false)) {}
 
  private:
-  struct aligned_delete {
-    void operator()(unsigned char* p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  using storage = std::unique_ptr<unsigned char[], aligned_delete>;
+  using storage = std::unique_ptr<unsigned char[], detail::matrix_storage_release>;
   static storage allocate(std::size_t bytes, bool zero = true) {
     if (bytes == 0) return storage();
-    storage s(static_cast<unsigned char*>(::operator new[](bytes, std::align_val_t{64})));
+    storage s(detail::matrix_memory::instance().take(bytes), detail::matrix_storage_release{bytes});
     if (zero) std::memset(s.get(), 0, bytes);
     return s;
   }

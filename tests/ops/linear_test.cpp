@@ -113,6 +113,12 @@ TEST_CASE("linear with a bias over many blocks: the bias added after the product
     const matrix bias_wide = random_matrix(dtype::float32, 1, 1500, 76);
     CHECK(same_codes(ops::linear(x_wide, w_wide, bias_wide),
                      explicit_product(x_wide, false, w_wide, true, &bias_wide, r)));
+    // The backward's gradients, rounded to r and widened to the float32 inputs' dtype block by
+    // block: r's values, as converting a whole r result would give them.
+    const matrix dy = random_matrix(dtype::float32, 70, 45, 77, 1e-3f), dy_r = dy.to(r);
+    const ops::linear_grads g = ops::linear_backward(dy, x, w, bias);
+    CHECK(same_codes(g.input, explicit_product(dy_r, false, w, false, nullptr, r).to(dtype::float32)));
+    CHECK(same_codes(g.weight, explicit_product(dy_r, true, x, false, nullptr, r).to(dtype::float32)));
   }
 }
 

@@ -87,8 +87,14 @@ inline void fill_bias_rows(const char* op, const matrix_view& bias, std::size_t 
 // gives (docs/gemm.md), so the bits are the same; what goes is a pass that writes the bias
 // into every row and gemm's reading it back (5 % of a bf16 step, perf).  For r other than
 // float32 the addition is fused with the rounding into r, a few rows at a time.
+//
+// A backward pass asks for its gradient in the dtype of the input it belongs to (`out`): a
+// float32 master weight's gradient holds r's values as float32.  Rounding into r and widening
+// to float32 then go block by block through a buffer on the stack, not through a whole r
+// matrix converted afterwards (the same values: widening to float32 is exact).
 inline matrix product(const char* op, const operand& a, const operand& b, const operand* bias, bool b_transposed,
-                      dtype r) {
+                      dtype r, dtype out) {
+  if (out != r && out != dtype::float32) return product(op, a, b, bias, b_transposed, r, r).to(out);
   const cast_operand ca = cast_to(a, r);
   const cast_operand cb = b_transposed ? transposed(cast_to(b, r)) : cast_to(b, r);
   check_product_shapes(op, ca.view, cb.view);
@@ -113,13 +119,17 @@ inline matrix product(const char* op, const operand& a, const operand& b, const 
   }
   scratch<float> sums(rows * cols);
   gemm_into(ca.view, cb.view, 0.0f, sums.data());
-  if (bias == nullptr) return round_into(sums.data(), rows, cols, r);
-  matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every group of rows is written below
+  const bool widened = out != r;                                 // r's values written as float32
+  matrix result(out, rows, cols, mixprec::detail::no_fill_t{});  // every group of rows is written below
   const std::size_t group = cols == 0 ? rows : std::max<std::size_t>(1, block_elements / cols);
   for (std::size_t i = 0; i < rows; i += group) {
     const std::size_t count = std::min(group, rows - i);
-    add_bias(sums.data() + i * cols, count);
-    write_flat(sums.data() + i * cols, count * cols, result, i * cols);
+    if (bias != nullptr) add_bias(sums.data() + i * cols, count);
+    if (widened) {
+      write_flat_through(sums.data() + i * cols, count * cols, r, result, i * cols);
+    } else {
+      write_flat(sums.data() + i * cols, count * cols, result, i * cols);
+    }
   }
   return result;
 }
@@ -127,12 +137,13 @@ inline matrix product(const char* op, const operand& a, const operand& b, const 
 }  // namespace detail
 
 inline matrix matmul(const operand& a, const operand& b) {
-  return detail::product("matmul", a, b, nullptr, false, detail::result_dtype("matmul", {&a, &b}));
+  const dtype r = detail::result_dtype("matmul", {&a, &b});
+  return detail::product("matmul", a, b, nullptr, false, r, r);
 }
 
 inline matrix linear(const operand& x, const operand& weight, const operand& bias = matrix_view()) {
   const dtype r = detail::result_dtype("linear", {&x, &weight, &bias});
-  return detail::product("linear", x, weight, bias.view().empty() ? nullptr : &bias, true, r);
+  return detail::product("linear", x, weight, bias.view().empty() ? nullptr : &bias, true, r, r);
 }
 
 inline matmul_grads matmul_backward(const operand& grad_out, const operand& a, const operand& b) {
@@ -145,9 +156,9 @@ inline matmul_grads matmul_backward(const operand& grad_out, const operand& a, c
   const operand dy_operand(dy.view);
   matmul_grads g;
   // dA = dy·bᵀ, dB = aᵀ·dy, each rounded once to r, then into the input's dtype.
-  g.a = detail::product("matmul_backward", dy_operand, b, nullptr, true, r).to(a.type());
+  g.a = detail::product("matmul_backward", dy_operand, b, nullptr, true, r, a.type());
   const detail::cast_operand ca = detail::cast_to(a, r);
-  g.b = detail::product("matmul_backward", operand(ca.view.transposed()), dy_operand, nullptr, false, r).to(b.type());
+  g.b = detail::product("matmul_backward", operand(ca.view.transposed()), dy_operand, nullptr, false, r, b.type());
   return g;
 }
 
@@ -162,10 +173,10 @@ inline linear_grads linear_backward(const operand& grad_out, const operand& x, c
   const operand dy_operand(dy.view);
   linear_grads g;
   // dX = dy·w (N×out · out×in), dW = dyᵀ·x (out×N · N×in), db = Σ_rows dy.
-  g.input = detail::product("linear_backward", dy_operand, weight, nullptr, false, r).to(x.type());
+  g.input = detail::product("linear_backward", dy_operand, weight, nullptr, false, r, x.type());
   const detail::cast_operand cx = detail::cast_to(x, r);
-  g.weight = detail::product("linear_backward", operand(dy.view.transposed()), operand(cx.view), nullptr, false, r)
-                 .to(weight.type());
+  g.weight = detail::product("linear_backward", operand(dy.view.transposed()), operand(cx.view), nullptr, false, r,
+                             weight.type());
   if (!bias.view().empty()) g.bias = detail::sum_along(dy.view, 0, r).to(bias.type());
   return g;
 }

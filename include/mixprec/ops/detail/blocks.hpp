@@ -57,6 +57,22 @@ inline void write_flat(const float* values, std::size_t n, matrix& out, std::siz
                                         rounding::nearest_even, overflow::non_finite);
 }
 
+// n floats rounded once (nearest-even) into dtype r, and those values written into a float32
+// `out` from row-major index `first` (exact: float32 holds every value of r), a block at a
+// time through the stack.
+inline void write_flat_through(const float* values, std::size_t n, dtype r, matrix& out, std::size_t first) {
+  alignas(64) unsigned char codes[block_elements * sizeof(float)];
+  float* target = out.data<float>() + first;
+  for (std::size_t k = 0; k < n; k += block_elements) {
+    const std::size_t count = n - k < block_elements ? n - k : block_elements;
+    mixprec::detail::write_row_from_float(values + k, count, r, codes, rounding::nearest_even, overflow::non_finite);
+    visit_dtype(r, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      convert_n(reinterpret_cast<const T*>(codes), count, target + k);
+    });
+  }
+}
+
 // f(offset, n, blocks) for consecutive blocks of the views' elements (all of views[0]'s shape).
 template <std::size_t N, class F>
 void for_each_block(const std::array<matrix_view, N>& views, F f) {

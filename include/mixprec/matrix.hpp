@@ -258,18 +258,21 @@ class matrix {
 
 namespace detail {
 
-// Row i of v as floats (exact).
-inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) {
+// Elements (i, j0) .. (i, j0 + n) of any view, as floats (exact).
+inline void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, std::size_t n, float* out) {
   visit_dtype(v.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* row = static_cast<const T*>(v.data()) + i * v.row_stride();
     if (v.rows_contiguous()) {
-      convert_n(row, v.cols(), out);
+      convert_n(row + j0, n, out);
     } else {
-      for (std::size_t j = 0; j < v.cols(); ++j) out[j] = static_cast<float>(row[j * v.col_stride()]);
+      for (std::size_t j = 0; j < n; ++j) out[j] = static_cast<float>(row[(j0 + j) * v.col_stride()]);
     }
   });
 }
+
+// Row i of v as floats (exact).
+inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) { read_row_part(v, i, 0, v.cols(), out); }
 
 // n floats into n elements of dtype `to` at out, rounded once.
 inline void write_row_from_float(const float* in, std::size_t n, dtype to, void* out, rounding r, overflow o) {

@@ -1,7 +1,7 @@
 // ops/detail/blocks.hpp and ops/detail/scratch.hpp: the element-wise operations read their
 // inputs in blocks of block_elements floats (across row ends for row-major arrays, within a row
-// otherwise; a float32 array's own memory), and borrow their working buffers from a per-thread
-// pool.  Each case uses shapes whose element count or row length exceeds a block, so that blocks
+// otherwise; a float32 array's own memory), and borrow their working buffers from the matrix
+// memory cache.  Each case uses shapes whose element count or row length exceeds a block, so that blocks
 // split where a row ends, in the middle of a row, or both, and checks the bits against the
 // element-by-element definition.
 #include <mixprec/ops/activation.hpp>
@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "ops_reference.hpp"
@@ -99,32 +100,43 @@ TEST_CASE("relu and relu_backward over more than a block, every layout: the gene
   }
 }
 
-TEST_CASE("scratch buffers: a returned buffer is lent again, the pool is bounded, release empties it",
+TEST_CASE("scratch buffers: large ones come back from the matrix memory cache by exact size, moves carry them",
           "[ops][scratch]") {
-  ops::release_scratch_memory();
+  const std::size_t previous = mixprec::matrix_memory_cache_limit();
+  mixprec::release_matrix_memory_cache();
+  mixprec::set_matrix_memory_cache_limit(std::size_t{1} << 20);
+  constexpr std::size_t large = 32 * 1024;  // 128 KiB of floats: over the cache's 64 KiB floor
   const float* first = nullptr;
   {
-    ops::detail::scratch<float> a(1000);
+    ops::detail::scratch<float> a(large);
     first = a.data();
-    REQUIRE(a.size() == 1000);
-    a[999] = 1.0f;
+    REQUIRE(a.size() == large);
+    CHECK(reinterpret_cast<std::uintptr_t>(first) % 64 == 0);
+    a[large - 1] = 1.0f;
   }
+  CHECK(mixprec::matrix_memory_cache_bytes() == large * sizeof(float));
   {
-    ops::detail::scratch<float> b(800);  // smaller: the same buffer
+    ops::detail::scratch<float> b(large);  // the same size: the same block
     CHECK(b.data() == first);
-    ops::detail::scratch<float> c(800);  // the first is lent out: another one
+    CHECK(mixprec::matrix_memory_cache_bytes() == 0);
+    ops::detail::scratch<float> c(large);  // the first is lent out: another one
     CHECK(c.data() != first);
+    ops::detail::scratch<float> moved(std::move(c));  // the block and its size move together
+    CHECK(c.empty());
+    CHECK(moved.size() == large);
   }
-  {  // more buffers at once than the pool keeps: every one is usable and distinct
+  CHECK(mixprec::matrix_memory_cache_bytes() == 2 * large * sizeof(float));
+  {  // many small buffers at once (malloc's, not cached): every one usable and distinct
     std::vector<ops::detail::scratch<double>> many;
-    for (std::size_t i = 0; i < 3 * ops::detail::pool_capacity; ++i) many.emplace_back(64 + i);
+    for (std::size_t i = 0; i < 24; ++i) many.emplace_back(64 + i);
     for (std::size_t i = 0; i < many.size(); ++i) many[i][63] = static_cast<double>(i);
     for (std::size_t i = 0; i < many.size(); ++i) CHECK(many[i][63] == static_cast<double>(i));
   }
-  CHECK(ops::detail::scratch_pool().size() == ops::detail::pool_capacity);
+  CHECK(mixprec::matrix_memory_cache_bytes() == 2 * large * sizeof(float));
   ops::detail::scratch<std::uint8_t> empty(0);
   CHECK(empty.empty());
   CHECK(empty.data() == nullptr);
-  ops::release_scratch_memory();
-  CHECK(ops::detail::scratch_pool().empty());
+  mixprec::release_matrix_memory_cache();
+  CHECK(mixprec::matrix_memory_cache_bytes() == 0);
+  mixprec::set_matrix_memory_cache_limit(previous);
 }

@@ -36,18 +36,8 @@ inline void read_flat(const matrix_view& v, std::size_t first, std::size_t n, fl
   });
 }
 
-// Elements (i, j0) .. (i, j0 + n) of any view, as floats.
-inline void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, std::size_t n, float* out) {
-  visit_dtype(v.type(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* row = static_cast<const T*>(v.data()) + i * v.row_stride();
-    if (v.rows_contiguous()) {
-      convert_n(row + j0, n, out);
-    } else {
-      for (std::size_t j = 0; j < n; ++j) out[j] = static_cast<float>(row[(j0 + j) * v.col_stride()]);
-    }
-  });
-}
+// Elements (i, j0) .. (i, j0 + n) of any view, as floats (matrix.hpp).
+using mixprec::detail::read_row_part;
 
 // n floats rounded once (nearest-even) into `out`'s elements from row-major index `first`.
 inline void write_flat(const float* values, std::size_t n, matrix& out, std::size_t first) {

@@ -115,9 +115,12 @@ TEST_CASE("transposed operands, every combination, on every path", "[gemm]") {
       for (transpose tb : {transpose::no, transpose::yes}) {
         case_spec spec;
         spec.M = 41, spec.N = 35, spec.K = 77, spec.trans_a = ta, spec.trans_b = tb, spec.path = path;
-        spec.ld_padding = 3;
+        spec.ld_padding = 3;  // odd leading dimensions: bf16 pairs read as words at any alignment
         require_exact_and_bounded<bfloat16, float8_e4m3fn>(spec);
         require_exact_and_bounded<float, float16>(spec);
+        // bf16 on both sides: the packing moves codes (both layouts, both panel kinds)
+        require_exact_and_bounded<bfloat16, bfloat16>(spec);
+        require_exact_and_bounded<float8_e5m2, bfloat16>(spec);
       }
     }
   }

@@ -37,10 +37,11 @@ struct vector_ops {
 // 16 registers: 6 x 2 sums, 2 lines of B, one broadcast (the Haswell-era BLIS shape).
 using tile = float_tile<6, 16>;
 
-// out[c * out_stride + r] = in[r * in_stride + c] for an 8 x 8 block.
-inline void transpose_8x8(const float* in, std::size_t in_stride, float* out, std::size_t out_stride) {
+// Word c of row r of `in` to word r of row c of `out`, for an 8 x 8 block of 32-bit words,
+// strides in bytes.
+inline void transpose_8x8(const unsigned char* in, std::size_t in_stride, unsigned char* out, std::size_t out_stride) {
   __m256 r[8], t[8], u[8];
-  for (std::size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
+  for (std::size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(in + i * in_stride));
   for (std::size_t i = 0; i < 8; i += 2) {  // 32-bit interleave within 128-bit halves
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -52,8 +53,8 @@ inline void transpose_8x8(const float* in, std::size_t in_stride, float* out, st
     u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   for (std::size_t q = 0; q < 4; ++q) {  // halves: rows 0-3 and 4-7 of columns q and q + 4
-    _mm256_storeu_ps(out + q * out_stride, _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-    _mm256_storeu_ps(out + (q + 4) * out_stride, _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    _mm256_storeu_ps(reinterpret_cast<float*>(out + q * out_stride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+    _mm256_storeu_ps(reinterpret_cast<float*>(out + (q + 4) * out_stride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
   }
 }
 
@@ -88,10 +89,12 @@ struct vector_ops {
 // 2 lines of B; A's elements come as embedded broadcasts.
 using tile = float_tile<12, 32>;
 
-// out[c * out_stride + r] = in[r * in_stride + c] for a 16 x 16 block.
-inline void transpose_16x16(const float* in, std::size_t in_stride, float* out, std::size_t out_stride) {
+// Word c of row r of `in` to word r of row c of `out`, for a 16 x 16 block of 32-bit words
+// (floats or pairs of bf16 codes; moved, never computed on), strides in bytes.
+inline void transpose_16x16(const unsigned char* in, std::size_t in_stride, unsigned char* out,
+                            std::size_t out_stride) {
   __m512 r[16], t[16], u[16];
-  for (std::size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * in_stride);
+  for (std::size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(reinterpret_cast<const float*>(in + i * in_stride));
   for (std::size_t i = 0; i < 16; i += 2) {  // 32-bit interleave within 128-bit lanes
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
     t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
@@ -108,10 +111,10 @@ inline void transpose_16x16(const float* in, std::size_t in_stride, float* out, 
     const __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44), v1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE);
     const __m512 v2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44);
     const __m512 v3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
-    _mm512_storeu_ps(out + q * out_stride, _mm512_shuffle_f32x4(v0, v2, 0x88));
-    _mm512_storeu_ps(out + (4 + q) * out_stride, _mm512_shuffle_f32x4(v0, v2, 0xDD));
-    _mm512_storeu_ps(out + (8 + q) * out_stride, _mm512_shuffle_f32x4(v1, v3, 0x88));
-    _mm512_storeu_ps(out + (12 + q) * out_stride, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + q * out_stride), _mm512_shuffle_f32x4(v0, v2, 0x88));
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + (4 + q) * out_stride), _mm512_shuffle_f32x4(v0, v2, 0xDD));
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + (8 + q) * out_stride), _mm512_shuffle_f32x4(v1, v3, 0x88));
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + (12 + q) * out_stride), _mm512_shuffle_f32x4(v1, v3, 0xDD));
   }
 }
 
@@ -124,6 +127,24 @@ inline void pair_line(const float* low, const float* high, std::uint32_t* out, s
   const __m512i pair = _mm512_or_si512(_mm512_and_si512(hi, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))),
                                        _mm512_srli_epi32(lo, 16));
   _mm512_mask_storeu_epi32(out, lanes, pair);
+}
+
+// One line of pairs for every micro-panel of R words: word r of panel p, at
+// out[p * panel_stride + r], is high[p * R + r] << 16 | low[p * R + r] (bf16 codes of k = 2j and
+// 2j + 1, the pair vdpbf16ps reads) for p * R + r < rows, zero for the rows past them.
+template <std::size_t R>
+void pair_codes(const std::uint16_t* low, const std::uint16_t* high, std::size_t rows, std::uint32_t* out,
+                std::size_t panel_stride) {
+  static_assert(R % 16 == 0, "whole vectors per panel");
+  for (std::size_t p = 0; p * R < rows; ++p) {
+    for (std::size_t r = 0; r < R; r += 16) {
+      const std::size_t first = p * R + r, loaded = first < rows ? (rows - first < 16 ? rows - first : 16) : 0;
+      const auto valid = static_cast<__mmask16>((1u << loaded) - 1u);
+      const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, low + first));
+      const __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, high + first));
+      _mm512_storeu_si512(out + p * panel_stride + r, _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo));
+    }
+  }
 }
 
 // The smallest bf16 key (sources.hpp) of count bf16 codes, 32 at a time.

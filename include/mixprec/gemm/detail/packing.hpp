@@ -100,6 +100,60 @@ inline void pair_line_plain(const float* low, const float* high, std::size_t val
   }
 }
 
+// One line of pairs for every micro-panel of R words, from bf16 codes of k = 2j (low) and
+// 2j + 1 (high; null: zeros): word r of panel p, at out[p * panel_stride + r], is
+// high[p * R + r] << 16 | low[p * R + r] for p * R + r < rows, zero past them.  The words
+// pair_line_plain writes from those codes' float values.
+template <std::size_t R>
+void pair_line_codes(const std::uint16_t* low, const std::uint16_t* high, std::size_t rows, std::uint32_t* out,
+                     std::size_t panel_stride, simd_path path) {
+#if MIXPREC_X86_SIMD
+  if constexpr (R % 16 == 0) {
+    if (high != nullptr && (path == simd_path::avx512 || path == simd_path::avx512_bf16)) {
+      gemm_avx512::pair_codes<R>(low, high, rows, out, panel_stride);
+      return;
+    }
+  }
+#else
+  (void)path;
+#endif
+  for (std::size_t p = 0; p * R < rows; ++p) {
+    for (std::size_t r = 0; r < R; ++r) {
+      const std::size_t i = p * R + r;
+      const std::uint32_t lo = i < rows ? low[i] : 0u, hi = i < rows && high != nullptr ? high[i] : 0u;
+      out[p * panel_stride + r] = hi << 16 | lo;
+    }
+  }
+}
+
+// Pair panels (layout above) straight from a bf16 source's codes (sources.hpp, bfloat16_codes).
+// Stored along k, a pair is one 32-bit word of the source, so a panel is a transpose of words;
+// stored across k, a line of pairs interleaves two lines of codes, read across the whole block
+// (runs of `rows` codes, as for_each_staged reads such a source).
+template <std::size_t R>
+void pack_pair_codes(const std::uint16_t* codes, std::size_t ld, bool depth_contiguous, std::size_t row,
+                     std::size_t rows, std::size_t k, std::size_t depth, std::size_t pair_lines, std::uint32_t* out,
+                     simd_path path) {
+  const std::size_t panels = (rows + R - 1) / R, pairs = depth / 2;
+  if (!depth_contiguous) {
+    for (std::size_t j = 0; j < (depth + 1) / 2; ++j) {
+      const std::uint16_t* low = codes + (k + 2 * j) * ld + row;
+      pair_line_codes<R>(low, 2 * j + 1 < depth ? low + ld : nullptr, rows, out + j * R, pair_lines * R, path);
+    }
+    return;
+  }
+  for (std::size_t p = 0; p < panels; ++p) {
+    const std::size_t first = row + p * R, valid = std::min(R, rows - p * R);
+    std::uint32_t* const to = out + p * pair_lines * R;
+    transpose_words(reinterpret_cast<const unsigned char*>(codes + first * ld + k), 2 * ld, valid, pairs,
+                    reinterpret_cast<unsigned char*>(to), 4 * R, path);
+    if (depth % 2 != 0) {
+      for (std::size_t r = 0; r < valid; ++r) to[pairs * R + r] = codes[(first + r) * ld + k + depth - 1];
+    }
+    for (std::size_t j = 0; j < (depth + 1) / 2 && valid < R; ++j) std::fill(to + j * R + valid, to + (j + 1) * R, 0u);
+  }
+}
+
 // The keys of `panels` packed bf16 micro-panels of `codes` codes each: the source's bound, or the
 // smallest key of each panel's codes (zeros of the padding count as ignored).
 inline void panel_keys(const panel_source& source, const std::uint16_t* packed, std::size_t panels, std::size_t codes,
@@ -132,10 +186,15 @@ inline void panel_keys(const panel_source& source, const std::uint16_t* packed, 
 template <std::size_t R>
 void pack_pair_panels(const panel_source& source, std::size_t row, std::size_t rows, std::size_t k, std::size_t depth,
                       std::size_t pair_lines, std::uint32_t* out, int* keys, float* staging, simd_path path) {
+  std::size_t ld = 0;
+  bool depth_contiguous = false;
 #if MIXPREC_X86_SIMD
   const bool vectors = path == simd_path::avx512 || path == simd_path::avx512_bf16;
 #endif
-  for_each_staged<R>(source, row, rows, k, depth, 2, staging, path,
+  if (const std::uint16_t* codes = source.bfloat16_codes(ld, depth_contiguous)) {
+    pack_pair_codes<R>(codes, ld, depth_contiguous, row, rows, k, depth, pair_lines, out, path);
+  } else {
+    for_each_staged<R>(source, row, rows, k, depth, 2, staging, path,
                      [&](std::size_t panel, std::size_t first, std::size_t valid, const float* staged,
                          std::size_t width, std::size_t d0, std::size_t lines) {
                        for (std::size_t i = 0; i < lines; i += 2) {  // d0 is even: lines i, i + 1 are k = 2j, 2j + 1
@@ -155,6 +214,7 @@ void pack_pair_panels(const panel_source& source, std::size_t row, std::size_t r
                          pair_line_plain(low, high, valid, R, to);
                        }
                      });
+  }
   const std::size_t panels = (rows + R - 1) / R, used_lines = (depth + 1) / 2;
   for (std::size_t p = 0; p < panels; ++p) {
     std::fill(out + (p * pair_lines + used_lines) * R, out + (p + 1) * pair_lines * R, 0u);
@@ -162,24 +222,63 @@ void pack_pair_panels(const panel_source& source, std::size_t row, std::size_t r
   panel_keys(source, reinterpret_cast<const std::uint16_t*>(out), panels, 2 * pair_lines * R, keys, path);
 }
 
-// AMX's A: chunks = ceil(depth / 32); per chunk R rows of 32 bf16, zeros past the depth.
+// AMX's A: chunks = ceil(depth / 32); per chunk R rows of 32 bf16, zeros past the depth and
+// past the block's last row.  Only those zeros are written as such (a fill of the whole buffer
+// was 2.7 % of a bf16 training step, perf); a bf16 source stored along k is copied a chunk row at
+// a time with a copy of constant length (std::copy_n of a run-time length was a memmove call per
+// row of 32 codes, another 2.9 %).
 template <std::size_t R>
 void pack_row_panels(const panel_source& source, std::size_t row, std::size_t rows, std::size_t k, std::size_t depth,
                      std::size_t chunks, std::uint16_t* out, int* keys, float* staging, simd_path path) {
   constexpr std::size_t chunk = 32;
-  const std::size_t panels = (rows + R - 1) / R;
-  std::fill(out, out + panels * chunks * R * chunk, std::uint16_t{0});
+  const std::size_t panels = (rows + R - 1) / R, tail = depth % chunk;
+  for (std::size_t p = 0; p < panels; ++p) {
+    const std::size_t valid = std::min(R, rows - p * R);
+    std::uint16_t* const to = out + p * chunks * R * chunk;
+    for (std::size_t c = 0; c < chunks; ++c) {
+      std::fill(to + (c * R + valid) * chunk, to + (c + 1) * R * chunk, std::uint16_t{0});
+    }
+    if (tail != 0) {
+      for (std::size_t r = 0; r < valid; ++r) {
+        std::uint16_t* const last = to + ((chunks - 1) * R + r) * chunk;
+        std::fill(last + tail, last + chunk, std::uint16_t{0});
+      }
+    }
+  }
   std::size_t ld = 0;
-  if (const std::uint16_t* codes = source.bfloat16_rows(ld)) {
-    // bf16 rows along k: each row's codes of a chunk are one copy, the codes the staged path
-    // below writes (a bf16 value read as float keeps its code in the high 16 bits).
+  bool depth_contiguous = false;
+  if (const std::uint16_t* codes = source.bfloat16_codes(ld, depth_contiguous)) {
+    // bf16 codes: the codes the staged path below writes (a bf16 value read as float keeps its
+    // code in the high 16 bits).  Stored along k, each row's codes of a chunk are one copy;
+    // stored across k, a chunk is 16 lines of pairs (pair panels' layout), transposed as words.
     for (std::size_t p = 0; p < panels; ++p) {
-      const std::size_t valid = std::min(R, rows - p * R);
+      const std::size_t first = row + p * R, valid = std::min(R, rows - p * R);
       std::uint16_t* const to = out + p * chunks * R * chunk;
       for (std::size_t c = 0; c * chunk < depth; ++c) {
         const std::size_t n = std::min(chunk, depth - c * chunk);
-        for (std::size_t r = 0; r < valid; ++r) {
-          std::copy_n(codes + (row + p * R + r) * ld + k + c * chunk, n, to + (c * R + r) * chunk);
+        if (depth_contiguous) {
+          for (std::size_t r = 0; r < valid; ++r) {
+            const std::uint16_t* const from = codes + (first + r) * ld + k + c * chunk;
+            std::uint16_t* const slot = to + (c * R + r) * chunk;
+            if (n == chunk) {
+              for (std::size_t kk = 0; kk < chunk; ++kk) slot[kk] = from[kk];
+            } else {
+              std::copy(from, from + n, slot);
+            }
+          }
+        } else {
+          alignas(64) std::uint32_t lines[chunk / 2][R];
+          for (std::size_t j = 0; j < chunk / 2; ++j) {
+            const std::size_t d = c * chunk + 2 * j;
+            const std::uint16_t* low = codes + (k + d) * ld + first;
+            if (2 * j < n) {
+              pair_line_codes<R>(low, 2 * j + 1 < n ? low + ld : nullptr, valid, lines[j], R, path);
+            } else {
+              std::fill(lines[j], lines[j] + R, 0u);
+            }
+          }
+          transpose_words(reinterpret_cast<const unsigned char*>(&lines[0][0]), 4 * R, chunk / 2, valid,
+                          reinterpret_cast<unsigned char*>(to + c * R * chunk), 2 * chunk, path);
         }
       }
     }

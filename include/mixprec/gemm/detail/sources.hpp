@@ -97,10 +97,12 @@ constexpr int smallest_bfloat16_key() {
   }
 }
 
-// out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < cols, in blocks of 16 x 16
-// (AVX-512) or 8 x 8 (AVX2) where the path has them.
-inline void transpose(const float* in, std::size_t in_stride, std::size_t rows, std::size_t cols, float* out,
-                      std::size_t out_stride, simd_path path) {
+// Word c of row r of `in` to word r of row c of `out`, for r < rows, c < cols, of 32-bit words
+// (floats, or pairs of bf16 codes: moved, never computed on), strides in bytes; in blocks of
+// 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the path has them.
+inline void transpose_words(const unsigned char* in, std::size_t in_stride, std::size_t rows, std::size_t cols,
+                            unsigned char* out, std::size_t out_stride, simd_path path) {
+  const auto move = [&](std::size_t r, std::size_t c) { std::memcpy(out + c * out_stride + 4 * r, in + r * in_stride + 4 * c, 4); };
   std::size_t block = 1;
 #if MIXPREC_X86_SIMD
   block = path == simd_path::avx512 || path == simd_path::avx512_bf16 ? 16 : path == simd_path::avx2 ? 8 : 1;
@@ -112,20 +114,29 @@ inline void transpose(const float* in, std::size_t in_stride, std::size_t rows, 
     std::size_t c0 = 0;
     for (; c0 + block <= cols; c0 += block) {
 #if MIXPREC_X86_SIMD
+      const unsigned char* from = in + r0 * in_stride + 4 * c0;
+      unsigned char* to = out + c0 * out_stride + 4 * r0;
       if (block == 16) {
-        gemm_avx512::transpose_16x16(in + r0 * in_stride + c0, in_stride, out + c0 * out_stride + r0, out_stride);
+        gemm_avx512::transpose_16x16(from, in_stride, to, out_stride);
       } else {
-        gemm_avx2::transpose_8x8(in + r0 * in_stride + c0, in_stride, out + c0 * out_stride + r0, out_stride);
+        gemm_avx2::transpose_8x8(from, in_stride, to, out_stride);
       }
 #endif
     }
     for (std::size_t c = c0; c < cols; ++c) {
-      for (std::size_t r = r0; r < r0 + block; ++r) out[c * out_stride + r] = in[r * in_stride + c];
+      for (std::size_t r = r0; r < r0 + block; ++r) move(r, c);
     }
   }
   for (std::size_t c = 0; c < cols; ++c) {
-    for (std::size_t r = r0; r < rows; ++r) out[c * out_stride + r] = in[r * in_stride + c];
+    for (std::size_t r = r0; r < rows; ++r) move(r, c);
   }
+}
+
+// out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < cols.
+inline void transpose(const float* in, std::size_t in_stride, std::size_t rows, std::size_t cols, float* out,
+                      std::size_t out_stride, simd_path path) {
+  transpose_words(reinterpret_cast<const unsigned char*>(in), 4 * in_stride, rows, cols,
+                  reinterpret_cast<unsigned char*>(out), 4 * out_stride, path);
 }
 
 // n values of T to float, exactly, on the bulk conversion kernels of `path`.
@@ -154,10 +165,12 @@ class panel_source {
   // (one line of `rows` values per k), decoding on the kernels of `path`.
   virtual void read(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, float* out,
                     simd_path path) const = 0;
-  // The bfloat16 codes of a source stored as rows along k (X(r, k) = codes[r * ld + k]), or
-  // nullptr for any other dtype or layout: packing then copies codes instead of reading floats.
-  virtual const std::uint16_t* bfloat16_rows(std::size_t& ld) const noexcept {
+  // The bfloat16 codes of a bf16 source, X(r, k) = codes[r * ld + k] when depth_contiguous, else
+  // codes[k * ld + r]; nullptr for any other dtype: packing then moves codes instead of reading
+  // floats and keeping their high halves (the same bits, without the decode and the staging).
+  virtual const std::uint16_t* bfloat16_codes(std::size_t& ld, bool& depth_contiguous) const noexcept {
     ld = 0;
+    depth_contiguous = false;
     return nullptr;
   }
 
@@ -178,11 +191,10 @@ class strided_source final : public panel_source {
   bool exact_in_bfloat16() const noexcept override { return detail::exact_in_bfloat16<T>(); }
   int smallest_key() const noexcept override { return smallest_bfloat16_key<T>(); }
   bool rows_contiguous() const noexcept override { return !depth_contiguous_; }
-  const std::uint16_t* bfloat16_rows(std::size_t& ld) const noexcept override {
+  const std::uint16_t* bfloat16_codes(std::size_t& ld, bool& depth_contiguous) const noexcept override {
     ld = ld_;
-    if constexpr (std::is_same<T, bfloat16>::value) {
-      if (depth_contiguous_) return reinterpret_cast<const std::uint16_t*>(data_);
-    }
+    depth_contiguous = depth_contiguous_;
+    if constexpr (std::is_same<T, bfloat16>::value) return reinterpret_cast<const std::uint16_t*>(data_);
     return nullptr;
   }
 

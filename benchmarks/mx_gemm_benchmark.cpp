@@ -1,6 +1,6 @@
-// The matrix product on MX operands (mx_gemm: K chunks dequantised to float, then
-// gemm<float, float>) against gemm on float operands and on per-tensor fp8 operands, at
-// M = N = K = n, one thread.  GFLOP/s counts 2n³.
+// The matrix product on MX operands (mx_gemm: the MX matrices as gemm's panel sources, on
+// gemm's bf16 kernels when their values are bf16 values) against gemm on float, bf16 and
+// per-tensor fp8 operands, at M = N = K = n, one thread.  GFLOP/s counts 2n³.
 //   mx_gemm_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <mixprec/bulk/convert_n.hpp>
@@ -50,6 +50,7 @@ void mx_gemm_on(benchmark::State& state) {
 
 #define SIZES ->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)
 BENCHMARK_TEMPLATE(gemm_on, float) SIZES;
+BENCHMARK_TEMPLATE(gemm_on, bfloat16) SIZES;
 BENCHMARK_TEMPLATE(gemm_on, float8_e4m3fn) SIZES;
 BENCHMARK_TEMPLATE(mx_gemm_on, float8_e4m3fn) SIZES;
 BENCHMARK_TEMPLATE(mx_gemm_on, float6_e2m3fn) SIZES;

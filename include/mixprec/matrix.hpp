@@ -272,7 +272,9 @@ inline void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, s
 }
 
 // Row i of v as floats (exact).
-inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) { read_row_part(v, i, 0, v.cols(), out); }
+inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) {
+  read_row_part(v, i, 0, v.cols(), out);
+}
 
 // n floats into n elements of dtype `to` at out, rounded once.
 inline void write_row_from_float(const float* in, std::size_t n, dtype to, void* out, rounding r, overflow o) {

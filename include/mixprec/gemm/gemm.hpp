@@ -51,6 +51,34 @@
 #include "options.hpp"
 
 namespace mixprec {
+namespace detail {
+
+// The product on two panel sources, op(A) as M rows of depth K and op(B)^T as N rows, with the
+// arguments checked: what gemm and the block-scaled products (mx/gemm.hpp) share.
+inline void gemm_on_sources(const panel_source& a, const panel_source& b, std::size_t M, std::size_t N, std::size_t K,
+                            float alpha, float beta, float* C, std::size_t ldc, const gemm_options& options) {
+  const gemm_path path = resolve_gemm_path(options);
+  if (M == 0 || N == 0) return;
+  const float_environment environment;
+  if (K == 0 || alpha == 0.0f) {  // C = beta * C; A and B are not read
+    for (std::size_t i = 0; i < M; ++i) {
+      float* row = C + i * ldc;
+      for (std::size_t j = 0; j < N; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
+    }
+    return;
+  }
+  const float factor = alpha * options.scale_a * options.scale_b;
+  const gemm_problem problem{K, factor, beta, C, ldc, decode_path_for(path)};
+  unsigned threads = options.threads;
+  if (threads == 0) {  // the global setting, for products large enough to share
+    const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    const double shares = work / gemm_work_per_thread;
+    threads = shares < 1.0 ? 1u : static_cast<unsigned>(std::min(static_cast<double>(gemm_threads()), shares));
+  }
+  run_on_path(path, a, b, problem, M, N, threads);
+}
+
+}  // namespace detail
 
 template <class TA, class TB>
 void gemm(transpose trans_a, transpose trans_b, std::size_t M, std::size_t N, std::size_t K, float alpha, const TA* A,
@@ -62,28 +90,10 @@ void gemm(transpose trans_a, transpose trans_b, std::size_t M, std::size_t N, st
   detail::check_gemm_arguments({"A", "lda", A, a_plain ? M : K, a_plain ? K : M, lda, sizeof(TA)}, a_plain ? "K" : "M",
                                {"B", "ldb", B, b_plain ? K : N, b_plain ? N : K, ldb, sizeof(TB)}, b_plain ? "N" : "K",
                                {"C", "ldc", C, M, N, ldc, sizeof(float)});
-  const gemm_path path = resolve_gemm_path(options);
-  if (M == 0 || N == 0) return;
-  const detail::float_environment environment;
-  if (K == 0 || alpha == 0.0f) {  // C = beta * C; A and B are not read
-    for (std::size_t i = 0; i < M; ++i) {
-      float* row = C + i * ldc;
-      for (std::size_t j = 0; j < N; ++j) row[j] = beta == 0.0f ? 0.0f : beta * row[j];
-    }
-    return;
-  }
-  const float factor = alpha * options.scale_a * options.scale_b;
   // Both operands as rows x depth: op(A) is M x K; op(B)^T is N x K.
   const detail::strided_source<TA> a(A, lda, a_plain);
   const detail::strided_source<TB> b(B, ldb, !b_plain);
-  const detail::gemm_problem problem{K, factor, beta, C, ldc, detail::decode_path_for(path)};
-  unsigned threads = options.threads;
-  if (threads == 0) {  // the global setting, for products large enough to share
-    const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    const double shares = work / gemm_work_per_thread;
-    threads = shares < 1.0 ? 1u : static_cast<unsigned>(std::min(static_cast<double>(gemm_threads()), shares));
-  }
-  detail::run_on_path(path, a, b, problem, M, N, threads);
+  detail::gemm_on_sources(a, b, M, N, K, alpha, beta, C, ldc, options);
 }
 
 template <class TA, class TB>

@@ -9,6 +9,8 @@
 //   y  = Q(x)·Q(wᵀ) + b           blocks along `in` for x's rows and for wᵀ's columns
 //   dx = Q(dy)·Q(w)               blocks along `out`
 //   dw = Q(dyᵀ)·Q(x)              blocks along the batch
+// Each operand is quantised as it is stored (a transposed one with the other axis, which gives
+// the same blocks) and mx_gemm reads it transposed where the product needs it.
 //   db = Σ_rows dy                (float, not quantised)
 // Q(·) in T for the forward's operands and in the backward's TGrad for dy; x and w in the
 // backward in T.  No scale is carried between steps: MX chooses each block's scale from the
@@ -24,12 +26,16 @@
 namespace mixprec::ops {
 namespace detail {
 
-// op(x) as a row-major float matrix and its MX quantisation with blocks along `axis`.
+// x's MX quantisation with blocks along `axis`; float32 rows are read where they are, other
+// dtypes and layouts through one float copy.  (A transposed operand of a product is quantised
+// as stored, with the other axis: the same blocks.)
 template <class T>
-mx_matrix<T> quantize_mx(const matrix_view& x, bool transposed, mx_axis axis, mx_scale_rule rule) {
-  const matrix_view v = transposed ? x.transposed() : x;
-  const auto values = as_floats(v);
-  return mx_quantize<T>(values.data(), v.rows(), v.cols(), v.cols(), axis, rule);
+mx_matrix<T> quantize_mx(const matrix_view& x, mx_axis axis, mx_scale_rule rule) {
+  if (x.type() == dtype::float32 && x.rows_contiguous() && x.rows() > 0 && x.row_stride() >= x.cols()) {
+    return mx_quantize<T>(static_cast<const float*>(x.data()), x.rows(), x.cols(), x.row_stride(), axis, rule);
+  }
+  const auto values = as_floats(x);
+  return mx_quantize<T>(values.data(), x.rows(), x.cols(), x.cols(), axis, rule);
 }
 
 }  // namespace detail
@@ -41,9 +47,10 @@ matrix mx_linear(const operand& x, const operand& weight, const operand& bias = 
   const std::size_t rows = x.rows(), cols = weight.rows();
   matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // the bias rows, or unread (beta = 0)
   if (!bias.view().empty()) detail::fill_bias_rows("mx_linear", bias.view(), rows, cols, y.data<float>());
-  const mx_matrix<T> xq = detail::quantize_mx<T>(x.view(), false, mx_axis::rows, rule);
-  const mx_matrix<T> wq = detail::quantize_mx<T>(weight.view(), true, mx_axis::columns, rule);
-  mx_gemm(1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data<float>(), cols);
+  // wᵀ's blocks along `in` are w's rows' blocks: w quantised as stored, used transposed.
+  const mx_matrix<T> xq = detail::quantize_mx<T>(x.view(), mx_axis::rows, rule);
+  const mx_matrix<T> wq = detail::quantize_mx<T>(weight.view(), mx_axis::rows, rule);
+  mx_gemm(transpose::no, transpose::yes, 1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data<float>(), cols);
   return y;
 }
 
@@ -60,12 +67,13 @@ linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const
   g.weight = matrix(dtype::float32, weight.rows(), weight.cols(), mixprec::detail::no_fill_t{});
   float* dx = g.input.data<float>();
   float* dw = g.weight.data<float>();
-  const mx_matrix<TGrad> dy_rows = detail::quantize_mx<TGrad>(grad_out.view(), false, mx_axis::rows, rule);
-  const mx_matrix<T> w_columns = detail::quantize_mx<T>(weight.view(), false, mx_axis::columns, rule);
+  const mx_matrix<TGrad> dy_rows = detail::quantize_mx<TGrad>(grad_out.view(), mx_axis::rows, rule);
+  const mx_matrix<T> w_columns = detail::quantize_mx<T>(weight.view(), mx_axis::columns, rule);
   mx_gemm(1.0f, dy_rows, w_columns, 0.0f, dx, x.cols());
-  const mx_matrix<TGrad> dyt_rows = detail::quantize_mx<TGrad>(grad_out.view(), true, mx_axis::rows, rule);
-  const mx_matrix<T> x_columns = detail::quantize_mx<T>(x.view(), false, mx_axis::columns, rule);
-  mx_gemm(1.0f, dyt_rows, x_columns, 0.0f, dw, weight.cols());
+  // dyᵀ's blocks along the batch are dy's columns' blocks: dy quantised as stored, used transposed.
+  const mx_matrix<TGrad> dy_columns = detail::quantize_mx<TGrad>(grad_out.view(), mx_axis::columns, rule);
+  const mx_matrix<T> x_columns = detail::quantize_mx<T>(x.view(), mx_axis::columns, rule);
+  mx_gemm(transpose::yes, transpose::no, 1.0f, dy_columns, x_columns, 0.0f, dw, weight.cols());
   if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);
   return g;
 }

@@ -54,7 +54,8 @@ inline void transpose_8x8(const unsigned char* in, std::size_t in_stride, unsign
   }
   for (std::size_t q = 0; q < 4; ++q) {  // halves: rows 0-3 and 4-7 of columns q and q + 4
     _mm256_storeu_ps(reinterpret_cast<float*>(out + q * out_stride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-    _mm256_storeu_ps(reinterpret_cast<float*>(out + (q + 4) * out_stride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+    _mm256_storeu_ps(reinterpret_cast<float*>(out + (q + 4) * out_stride),
+                     _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
   }
 }
 

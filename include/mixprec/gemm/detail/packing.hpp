@@ -195,25 +195,25 @@ void pack_pair_panels(const panel_source& source, std::size_t row, std::size_t r
     pack_pair_codes<R>(codes, ld, depth_contiguous, row, rows, k, depth, pair_lines, out, path);
   } else {
     for_each_staged<R>(source, row, rows, k, depth, 2, staging, path,
-                     [&](std::size_t panel, std::size_t first, std::size_t valid, const float* staged,
-                         std::size_t width, std::size_t d0, std::size_t lines) {
-                       for (std::size_t i = 0; i < lines; i += 2) {  // d0 is even: lines i, i + 1 are k = 2j, 2j + 1
-                         const float* low = staged + i * width + first;
-                         const float* high = i + 1 < lines ? low + width : nullptr;
-                         std::uint32_t* to = out + panel * pair_lines * R + (d0 + i) / 2 * R;
+                       [&](std::size_t panel, std::size_t first, std::size_t valid, const float* staged,
+                           std::size_t width, std::size_t d0, std::size_t lines) {
+                         for (std::size_t i = 0; i < lines; i += 2) {  // d0 is even: lines i, i + 1 are k = 2j, 2j + 1
+                           const float* low = staged + i * width + first;
+                           const float* high = i + 1 < lines ? low + width : nullptr;
+                           std::uint32_t* to = out + panel * pair_lines * R + (d0 + i) / 2 * R;
 #if MIXPREC_X86_SIMD
-                         if (vectors && high != nullptr) {
-                           for (std::size_t r0 = 0; r0 < R; r0 += 16) {
-                             const std::size_t lanes = std::min<std::size_t>(16, R - r0);
-                             const std::size_t loaded = valid > r0 ? std::min(lanes, valid - r0) : 0;
-                             gemm_avx512::pair_line(low + r0, high + r0, to + r0, lanes, loaded);
+                           if (vectors && high != nullptr) {
+                             for (std::size_t r0 = 0; r0 < R; r0 += 16) {
+                               const std::size_t lanes = std::min<std::size_t>(16, R - r0);
+                               const std::size_t loaded = valid > r0 ? std::min(lanes, valid - r0) : 0;
+                               gemm_avx512::pair_line(low + r0, high + r0, to + r0, lanes, loaded);
+                             }
+                             continue;
                            }
-                           continue;
-                         }
 #endif
-                         pair_line_plain(low, high, valid, R, to);
-                       }
-                     });
+                           pair_line_plain(low, high, valid, R, to);
+                         }
+                       });
   }
   const std::size_t panels = (rows + R - 1) / R, used_lines = (depth + 1) / 2;
   for (std::size_t p = 0; p < panels; ++p) {

@@ -102,7 +102,9 @@ constexpr int smallest_bfloat16_key() {
 // 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the path has them.
 inline void transpose_words(const unsigned char* in, std::size_t in_stride, std::size_t rows, std::size_t cols,
                             unsigned char* out, std::size_t out_stride, simd_path path) {
-  const auto move = [&](std::size_t r, std::size_t c) { std::memcpy(out + c * out_stride + 4 * r, in + r * in_stride + 4 * c, 4); };
+  const auto move = [&](std::size_t r, std::size_t c) {
+    std::memcpy(out + c * out_stride + 4 * r, in + r * in_stride + 4 * c, 4);
+  };
   std::size_t block = 1;
 #if MIXPREC_X86_SIMD
   block = path == simd_path::avx512 || path == simd_path::avx512_bf16 ? 16 : path == simd_path::avx2 ? 8 : 1;

@@ -32,6 +32,7 @@
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
 #include "../detail/extent.hpp"
+#include "../detail/transpose.hpp"
 #include "../errors.hpp"
 #include "element.hpp"
 #include "matrix.hpp"
@@ -165,6 +166,7 @@ constexpr std::size_t mx_column_group = 256, mx_stripe_blocks = 2;
 template <class Kernels, class T>
 void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m, std::size_t first_stripe,
                                 std::size_t last_stripe, mx_scale_rule rule) {
+  const simd_path path = active_simd_path();
   const std::size_t per_line = m.blocks_per_line();
   std::vector<float> tile(mx_stripe_blocks * mx_column_group * mx_block_size);  // [block row][column × 32 + row]
   for (std::size_t stripe = first_stripe; stripe < last_stripe; ++stripe) {
@@ -172,13 +174,13 @@ void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m
     const std::size_t r0 = j0 * mx_block_size, rows = std::min(blocks * mx_block_size, m.rows() - r0);
     for (std::size_t c0 = 0; c0 < m.cols(); c0 += mx_column_group) {
       const std::size_t columns = std::min(mx_column_group, m.cols() - c0);
-      for (std::size_t r = 0; r < blocks * mx_block_size; ++r) {
-        float* row = tile.data() + (r / mx_block_size) * mx_column_group * mx_block_size + r % mx_block_size;
-        if (r < rows) {
-          const float* source = a + (r0 + r) * lda + c0;
-          for (std::size_t c = 0; c < columns; ++c) row[c * mx_block_size] = source[c];
-        } else {  // the columns' last block: zero padding
-          for (std::size_t c = 0; c < columns; ++c) row[c * mx_block_size] = 0.0f;
+      for (std::size_t j = 0; j < blocks; ++j) {  // block row j: tile[j][c * 32 + r] = a(r0 + 32 j + r, c0 + c)
+        float* const block_row = tile.data() + j * mx_column_group * mx_block_size;
+        const std::size_t first = j * mx_block_size, valid = std::min(mx_block_size, rows - std::min(rows, first));
+        transpose_words(reinterpret_cast<const unsigned char*>(a + (r0 + first) * lda + c0), lda * sizeof(float), valid,
+                        columns, reinterpret_cast<unsigned char*>(block_row), mx_block_size * sizeof(float), path);
+        for (std::size_t c = 0; c < columns && valid < mx_block_size; ++c) {  // the columns' last block: zero padding
+          std::fill(block_row + c * mx_block_size + valid, block_row + (c + 1) * mx_block_size, 0.0f);
         }
       }
       for (std::size_t j = 0; j < blocks; ++j) {
@@ -251,6 +253,31 @@ void mx_dequantize_lines(const mx_matrix<T>& m, std::size_t line0, std::size_t l
   const bool by_rows = m.axis() == mx_axis::rows;
   T codes[mx_block_size];
   float values[mx_block_size];
+  if (!by_rows) {  // column-wise blocks: 16 lines' blocks decoded side by side, then transposed
+    constexpr std::size_t side = 16;
+    alignas(64) float tile[side][mx_block_size];
+    const simd_path path = active_simd_path();
+    for (std::size_t l0 = line0; l0 < line0 + lines; l0 += side) {
+      const std::size_t count = std::min(side, line0 + lines - l0);
+      for (std::size_t j = position0 / mx_block_size; j * mx_block_size < position0 + positions; ++j) {
+        const std::size_t first = std::max(position0, j * mx_block_size);
+        const std::size_t last = std::min(position0 + positions, (j + 1) * mx_block_size);
+        for (std::size_t l = 0; l < count; ++l) {
+          const std::size_t index = m.block_index_unchecked(l0 + l, j);
+          unpack_codes<mx_element<T>::bits>(m.block_data(index), mx_block_size,
+                                            reinterpret_cast<unsigned char*>(codes));
+          Kernels::template decode_to_float<T, true>(codes, last - j * mx_block_size, tile[l], false,
+                                                     mx_scale_value(m.scales()[index].bits()));
+        }
+        // tile[l][p] is m's element (position j * 32 + p, line l0 + l): out row p, column l.
+        transpose_words(reinterpret_cast<const unsigned char*>(&tile[0][first - j * mx_block_size]),
+                        mx_block_size * sizeof(float), count, last - first,
+                        reinterpret_cast<unsigned char*>(out + (first - position0) * ldo + (l0 - line0)),
+                        ldo * sizeof(float), path);
+      }
+    }
+    return;
+  }
   for (std::size_t line = line0; line < line0 + lines; ++line) {
     for (std::size_t j = position0 / mx_block_size; j * mx_block_size < position0 + positions; ++j) {
       const std::size_t index = m.block_index_unchecked(line, j);

@@ -1,8 +1,8 @@
 // The x86 code of gemm, each part compiled for its instruction set in a target region
 // (bulk/x86/target.hpp), dispatch picking the one the CPU runs: the float micro-kernel
 // (float_kernel.inl) for AVX2 and AVX-512, the AVX512-BF16 pair kernel (vdpbf16ps), and the
-// inner loops of packing (block transposes for sources.hpp, bf16 pairs and keys for
-// packing.hpp), which produce exactly what those headers' plain loops produce.
+// inner loops of packing (bf16 pairs and keys for packing.hpp), which produce exactly what
+// that header's plain loops produce.  The block transposes are detail/transpose.hpp's.
 #pragma once
 
 #include "../../bulk/simd_path.hpp"
@@ -37,28 +37,6 @@ struct vector_ops {
 // 16 registers: 6 x 2 sums, 2 lines of B, one broadcast (the Haswell-era BLIS shape).
 using tile = float_tile<6, 16>;
 
-// Word c of row r of `in` to word r of row c of `out`, for an 8 x 8 block of 32-bit words,
-// strides in bytes.
-inline void transpose_8x8(const unsigned char* in, std::size_t in_stride, unsigned char* out, std::size_t out_stride) {
-  __m256 r[8], t[8], u[8];
-  for (std::size_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(reinterpret_cast<const float*>(in + i * in_stride));
-  for (std::size_t i = 0; i < 8; i += 2) {  // 32-bit interleave within 128-bit halves
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (std::size_t i = 0; i < 8; i += 4) {  // 64-bit: 4 x 4 transposes within each half
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (std::size_t q = 0; q < 4; ++q) {  // halves: rows 0-3 and 4-7 of columns q and q + 4
-    _mm256_storeu_ps(reinterpret_cast<float*>(out + q * out_stride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-    _mm256_storeu_ps(reinterpret_cast<float*>(out + (q + 4) * out_stride),
-                     _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
-  }
-}
-
 }  // namespace mixprec::detail::gemm_avx2
 MIXPREC_TARGET_END
 
@@ -89,35 +67,6 @@ struct vector_ops {
 // 32 registers: 12 x 2 sums (enough independent chains to cover the FMA latency on two pipes),
 // 2 lines of B; A's elements come as embedded broadcasts.
 using tile = float_tile<12, 32>;
-
-// Word c of row r of `in` to word r of row c of `out`, for a 16 x 16 block of 32-bit words
-// (floats or pairs of bf16 codes; moved, never computed on), strides in bytes.
-inline void transpose_16x16(const unsigned char* in, std::size_t in_stride, unsigned char* out,
-                            std::size_t out_stride) {
-  __m512 r[16], t[16], u[16];
-  for (std::size_t i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(reinterpret_cast<const float*>(in + i * in_stride));
-  for (std::size_t i = 0; i < 16; i += 2) {  // 32-bit interleave within 128-bit lanes
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (std::size_t i = 0; i < 16; i += 4) {  // 64-bit: lane L of u[i + q] is rows i..i+3, column 4L + q
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
-    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
-    u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  for (std::size_t q = 0; q < 4; ++q) {  // 4 x 4 transpose of 128-bit lanes across the row groups
-    const __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44), v1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE);
-    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44);
-    const __m512 v3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
-    _mm512_storeu_ps(reinterpret_cast<float*>(out + q * out_stride), _mm512_shuffle_f32x4(v0, v2, 0x88));
-    _mm512_storeu_ps(reinterpret_cast<float*>(out + (4 + q) * out_stride), _mm512_shuffle_f32x4(v0, v2, 0xDD));
-    _mm512_storeu_ps(reinterpret_cast<float*>(out + (8 + q) * out_stride), _mm512_shuffle_f32x4(v1, v3, 0x88));
-    _mm512_storeu_ps(reinterpret_cast<float*>(out + (12 + q) * out_stride), _mm512_shuffle_f32x4(v1, v3, 0xDD));
-  }
-}
 
 // out[r] = (high[r]'s top 16 bits) << 16 | low[r]'s top 16 bits for r < count <= 16 (the bf16
 // pair of two floats that are bf16 values), reading only r < loaded (zeros for the others).

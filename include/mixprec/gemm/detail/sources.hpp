@@ -23,9 +23,9 @@
 #include "../../bulk/dispatch.hpp"
 #include "../../bulk/simd_path.hpp"
 #include "../../detail/bits.hpp"
+#include "../../detail/transpose.hpp"
 #include "../../format.hpp"
 #include "../../types.hpp"
-#include "kernels_x86.hpp"
 
 namespace mixprec::detail {
 
@@ -97,44 +97,7 @@ constexpr int smallest_bfloat16_key() {
   }
 }
 
-// Word c of row r of `in` to word r of row c of `out`, for r < rows, c < cols, of 32-bit words
-// (floats, or pairs of bf16 codes: moved, never computed on), strides in bytes; in blocks of
-// 16 x 16 (AVX-512) or 8 x 8 (AVX2) where the path has them.
-inline void transpose_words(const unsigned char* in, std::size_t in_stride, std::size_t rows, std::size_t cols,
-                            unsigned char* out, std::size_t out_stride, simd_path path) {
-  const auto move = [&](std::size_t r, std::size_t c) {
-    std::memcpy(out + c * out_stride + 4 * r, in + r * in_stride + 4 * c, 4);
-  };
-  std::size_t block = 1;
-#if MIXPREC_X86_SIMD
-  block = path == simd_path::avx512 || path == simd_path::avx512_bf16 ? 16 : path == simd_path::avx2 ? 8 : 1;
-#else
-  (void)path;
-#endif
-  std::size_t r0 = 0;
-  for (; block > 1 && r0 + block <= rows; r0 += block) {
-    std::size_t c0 = 0;
-    for (; c0 + block <= cols; c0 += block) {
-#if MIXPREC_X86_SIMD
-      const unsigned char* from = in + r0 * in_stride + 4 * c0;
-      unsigned char* to = out + c0 * out_stride + 4 * r0;
-      if (block == 16) {
-        gemm_avx512::transpose_16x16(from, in_stride, to, out_stride);
-      } else {
-        gemm_avx2::transpose_8x8(from, in_stride, to, out_stride);
-      }
-#endif
-    }
-    for (std::size_t c = c0; c < cols; ++c) {
-      for (std::size_t r = r0; r < r0 + block; ++r) move(r, c);
-    }
-  }
-  for (std::size_t c = 0; c < cols; ++c) {
-    for (std::size_t r = r0; r < rows; ++r) move(r, c);
-  }
-}
-
-// out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < cols.
+// out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < cols (detail/transpose.hpp).
 inline void transpose(const float* in, std::size_t in_stride, std::size_t rows, std::size_t cols, float* out,
                       std::size_t out_stride, simd_path path) {
   transpose_words(reinterpret_cast<const unsigned char*>(in), 4 * in_stride, rows, cols,

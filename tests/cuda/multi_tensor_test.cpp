@@ -85,7 +85,7 @@ TEST_CASE("empty arrays are skipped and an empty list launches nothing", "[multi
   const coverage c = pack(views);
   REQUIRE(c.batches.size() == 1);
   CHECK(c.batches[0].tensors == 1);
-  CHECK(c.batches[0].type[0] == static_cast<std::uint8_t>(gradient_type::ieee_float16));
+  CHECK(c.batches[0].type[0] == static_cast<std::uint8_t>(dtype::float16));
 }
 
 TEST_CASE("an array beyond 2^48 elements is refused before any launch", "[multi_tensor]") {

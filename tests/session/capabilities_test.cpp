@@ -68,7 +68,7 @@ TEST_CASE("resolve falls back to fp16 with a message where bf16 or fp8 has no fa
   f16c.f16c = true;
   const recipe_resolution bf16_here = resolve(recipes::bf16(), f16c);
   CHECK(bf16_here.fell_back);
-  CHECK(bf16_here.used.precision == precision_mode::ieee_float16);
+  CHECK(bf16_here.used.precision == precision_mode::float16);
   CHECK(bf16_here.used.scaling == loss_scaling_mode::dynamic);
   CHECK(bf16_here.used.autocast);
   CHECK(bf16_here.message.find("bf16 has no fast path on this machine (F16C); falling back to fp16 with dynamic") !=
@@ -95,7 +95,7 @@ TEST_CASE("resolve falls back to fp16 with a message where bf16 or fp8 has no fa
   std::vector<std::string> lines;
   const precision_session amp =
       precision_session::for_machine(recipes::bf16(), f16c, [&](const std::string& line) { lines.push_back(line); });
-  CHECK(amp.get_recipe().precision == precision_mode::ieee_float16);
+  CHECK(amp.get_recipe().precision == precision_mode::float16);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == bf16_here.message);
   CHECK(lines[1] == "[AMP] Using FP16 mixed precision (dynamic loss scaling, initial scale 65536.0)");
@@ -128,7 +128,7 @@ TEST_CASE("fp8 is fast where its gemm runs at the bf16 rate: fp8 tensor cores, e
   CHECK_FALSE(skylake.fast_fp8());
   const recipe_resolution on_skylake = resolve(recipes::fp8(), skylake);
   CHECK(on_skylake.fell_back);
-  CHECK(on_skylake.used.precision == precision_mode::ieee_float16);
+  CHECK(on_skylake.used.precision == precision_mode::float16);
   CHECK(on_skylake.message.find("fp8 has no fast path on this machine (F16C, AVX2, AVX-512F); falling back") !=
         std::string::npos);
   // Nothing fast at all: the request stands, emulated.

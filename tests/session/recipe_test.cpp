@@ -39,13 +39,13 @@ TEST_CASE("named recipes and Apex opt levels resolve to their documented setting
   using s = loss_scaling_mode;
   const expected_recipe table[] = {
       {"fp32", p::float32, s::none, false, false, false, false},
-      {"fp16", p::ieee_float16, s::dynamic, true, false, false, false},
-      {"bf16", p::brain_float16, s::none, true, false, false, false},
+      {"fp16", p::float16, s::dynamic, true, false, false, false},
+      {"bf16", p::bfloat16, s::none, true, false, false, false},
       {"fp8", p::float8, s::none, true, true, false, false},
-      {"O0", p::float32, s::fixed, false, false, false, false},        // pure fp32, loss_scale 1.0
-      {"O1", p::ieee_float16, s::dynamic, true, false, false, false},  // patched functions, fp32 model
-      {"O2", p::ieee_float16, s::dynamic, false, true, true, true},    // fp16 model, fp32 masters and batchnorm
-      {"O3", p::ieee_float16, s::fixed, false, false, true, false},    // pure fp16, loss_scale 1.0
+      {"O0", p::float32, s::fixed, false, false, false, false},   // pure fp32, loss_scale 1.0
+      {"O1", p::float16, s::dynamic, true, false, false, false},  // patched functions, fp32 model
+      {"O2", p::float16, s::dynamic, false, true, true, true},    // fp16 model, fp32 masters and batchnorm
+      {"O3", p::float16, s::fixed, false, false, true, false},    // pure fp16, loss_scale 1.0
   };
   for (const expected_recipe& e : table) {
     INFO(e.name);

@@ -125,15 +125,17 @@ __global__ void __launch_bounds__(unscale_block_threads)
   const float inv = *inv_scale;
   const bool multiply = inv != 1.0f;
   bool non_finite = false;
-  switch (static_cast<gradient_type>(batch.type[t])) {
-    case gradient_type::float32:
+  switch (static_cast<dtype>(batch.type[t])) {
+    case dtype::float32:
       non_finite = unscale_chunk(static_cast<float*>(batch.data[t]), begin, end, inv, multiply, r);
       break;
-    case gradient_type::brain_float16:
+    case dtype::bfloat16:
       non_finite = unscale_chunk(static_cast<bfloat16*>(batch.data[t]), begin, end, inv, multiply, r);
       break;
-    case gradient_type::ieee_float16:
+    case dtype::float16:
       non_finite = unscale_chunk(static_cast<float16*>(batch.data[t]), begin, end, inv, multiply, r);
+      break;
+    default:  // a gradient_view holds no other dtype
       break;
   }
   if (non_finite) *found_inf = 1.0f;  // every writer writes the same value

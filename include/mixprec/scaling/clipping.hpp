@@ -64,12 +64,14 @@ double sum_of_squares(const T* g, std::size_t n) noexcept {
 
 inline double sum_of_squares(const gradient_view& v) noexcept {
   switch (v.type()) {
-    case gradient_type::float32:
+    case dtype::float32:
       return sum_of_squares(static_cast<const float*>(v.data()), v.size());
-    case gradient_type::brain_float16:
+    case dtype::bfloat16:
       return sum_of_squares(static_cast<const bfloat16*>(v.data()), v.size());
-    case gradient_type::ieee_float16:
+    case dtype::float16:
       return sum_of_squares(static_cast<const float16*>(v.data()), v.size());
+    default:  // a gradient_view holds no other dtype
+      break;
   }
   return 0;
 }

@@ -37,6 +37,7 @@
 #include "../detail/bits.hpp"
 #include "../detail/extent.hpp"
 #include "../detail/parallel.hpp"
+#include "../dtype.hpp"
 #include "../errors.hpp"
 #include "../types.hpp"
 
@@ -47,26 +48,22 @@ namespace mixprec {
 // so that unscaled values match PyTorch bit for bit.
 inline float inverse_scale(float scale) noexcept { return static_cast<float>(1.0 / static_cast<double>(scale)); }
 
-// The element types a gradient array may hold: float, bfloat16 ("brain" float), float16 (IEEE binary16).
-enum class gradient_type { float32, brain_float16, ieee_float16 };
-
-// One array of gradients: where it is, how many, and of which type.
+// One array of gradients: where it is, how many, and of which dtype (dtype.hpp): float32,
+// bfloat16 or float16, the three types a gradient array may hold.
 class gradient_view {
  public:
-  gradient_view(float* data, std::size_t size) noexcept : data_(data), size_(size), type_(gradient_type::float32) {}
-  gradient_view(bfloat16* data, std::size_t size) noexcept
-      : data_(data), size_(size), type_(gradient_type::brain_float16) {}
-  gradient_view(float16* data, std::size_t size) noexcept
-      : data_(data), size_(size), type_(gradient_type::ieee_float16) {}
+  gradient_view(float* data, std::size_t size) noexcept : data_(data), size_(size), type_(dtype::float32) {}
+  gradient_view(bfloat16* data, std::size_t size) noexcept : data_(data), size_(size), type_(dtype::bfloat16) {}
+  gradient_view(float16* data, std::size_t size) noexcept : data_(data), size_(size), type_(dtype::float16) {}
 
   void* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
-  gradient_type type() const noexcept { return type_; }
+  dtype type() const noexcept { return type_; }
 
  private:
   void* data_;
   std::size_t size_;
-  gradient_type type_;
+  dtype type_;
 };
 
 struct unscale_options {
@@ -171,12 +168,14 @@ inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noe
 template <bool Multiply>
 bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale, rounding r) noexcept {
   switch (v.type()) {
-    case gradient_type::float32:
+    case dtype::float32:
       return unscale_float<Multiply>(static_cast<float*>(v.data()) + begin, end - begin, inv_scale);
-    case gradient_type::brain_float16:
+    case dtype::bfloat16:
       return unscale_narrow<bfloat16, Multiply>(static_cast<bfloat16*>(v.data()) + begin, end - begin, inv_scale, r);
-    case gradient_type::ieee_float16:
+    case dtype::float16:
       return unscale_narrow<float16, Multiply>(static_cast<float16*>(v.data()) + begin, end - begin, inv_scale, r);
+    default:  // a gradient_view holds no other dtype
+      break;
   }
   return true;
 }
@@ -222,7 +221,7 @@ inline void check_gradient_views(const char* function, const gradient_view* arra
       throw invalid_argument(std::string(function) + ": array " + std::to_string(a) + " of " + std::to_string(count) +
                              " is a null pointer with size " + std::to_string(v.size()));
     }
-    const std::size_t element_size = v.type() == gradient_type::float32 ? sizeof(float) : sizeof(std::uint16_t);
+    const std::size_t element_size = v.type() == dtype::float32 ? sizeof(float) : sizeof(std::uint16_t);
     if (!array_fits(v.data(), v.size(), element_size)) {
       check_array_extent(function, ("gradient " + std::to_string(a)).c_str(), v.data(), v.size(), element_size);
     }

@@ -106,11 +106,11 @@ inline recipe_resolution resolve(const recipe& requested, const capabilities& c)
   recipe_resolution out{requested, false, ""};
   const char* format = to_string(requested.precision);
   const bool fast = requested.precision == precision_mode::float32 ||
-                    (requested.precision == precision_mode::ieee_float16 && c.fast_fp16()) ||
-                    (requested.precision == precision_mode::brain_float16 && c.fast_bf16()) ||
+                    (requested.precision == precision_mode::float16 && c.fast_fp16()) ||
+                    (requested.precision == precision_mode::bfloat16 && c.fast_bf16()) ||
                     (requested.precision == precision_mode::float8 && c.fast_fp8());
   if (fast) return out;
-  const bool to_fp16 = requested.precision != precision_mode::ieee_float16 && c.fast_fp16();
+  const bool to_fp16 = requested.precision != precision_mode::float16 && c.fast_fp16();
   if (!to_fp16) {
     out.message = std::string("[AMP] ") + format + " has no fast path on this machine (" + to_string(c) +
                   "); it runs emulated, exactly, through float";
@@ -118,7 +118,7 @@ inline recipe_resolution resolve(const recipe& requested, const capabilities& c)
   }
   recipe r = requested;
   r.name = requested.name + "->fp16";
-  r.precision = precision_mode::ieee_float16;
+  r.precision = precision_mode::float16;
   if (r.scaling == loss_scaling_mode::none) r.scaling = loss_scaling_mode::dynamic;
   validate(r);
   out.used = r;

@@ -40,16 +40,25 @@
 
 namespace mixprec {
 
-enum class precision_mode { float32, ieee_float16, brain_float16, float8 };  // "fp32", "fp16", "bf16", "fp8"
+// The recipe's compute precision, its enumerators spelled as dtype's (dtype.hpp; fp8: the
+// recipe's e4m3 / e5m2 pair).  GCC's -Wshadow is silenced for them as it is for dtype's.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
+enum class precision_mode { float32, float16, bfloat16, float8 };  // "fp32", "fp16", "bf16", "fp8"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 enum class loss_scaling_mode { none, fixed, dynamic, hysteresis };  // "none", "static", "dynamic", "hysteresis"
 
 constexpr const char* to_string(precision_mode p) noexcept {
   switch (p) {
     case precision_mode::float32:
       return "fp32";
-    case precision_mode::ieee_float16:
+    case precision_mode::float16:
       return "fp16";
-    case precision_mode::brain_float16:
+    case precision_mode::bfloat16:
       return "bf16";
     case precision_mode::float8:
       return "fp8";
@@ -119,9 +128,9 @@ struct recipe {
   // The dtype autocast and the working copies use: fp8 trains its non-fp8 parts in bf16.
   dtype working_dtype() const noexcept {
     switch (precision) {
-      case precision_mode::ieee_float16:
+      case precision_mode::float16:
         return dtype::float16;
-      case precision_mode::brain_float16:
+      case precision_mode::bfloat16:
       case precision_mode::float8:
         return dtype::bfloat16;
       case precision_mode::float32:
@@ -179,7 +188,7 @@ inline recipe fp32() { return recipe{}; }
 inline recipe fp16() {
   recipe r;
   r.name = "fp16";
-  r.precision = precision_mode::ieee_float16;
+  r.precision = precision_mode::float16;
   r.scaling = loss_scaling_mode::dynamic;
   r.autocast = true;
   return r;
@@ -188,7 +197,7 @@ inline recipe fp16() {
 inline recipe bf16() {
   recipe r;
   r.name = "bf16";
-  r.precision = precision_mode::brain_float16;
+  r.precision = precision_mode::bfloat16;
   r.autocast = true;
   return r;
 }
@@ -221,7 +230,7 @@ inline recipe O1() {
 inline recipe O2() {
   recipe r;
   r.name = "O2";
-  r.precision = precision_mode::ieee_float16;
+  r.precision = precision_mode::float16;
   r.scaling = loss_scaling_mode::dynamic;
   r.cast_model = true;
   r.keep_batchnorm_fp32 = true;
@@ -233,7 +242,7 @@ inline recipe O2() {
 inline recipe O3() {
   recipe r;
   r.name = "O3";
-  r.precision = precision_mode::ieee_float16;
+  r.precision = precision_mode::float16;
   r.scaling = loss_scaling_mode::fixed;
   r.cast_model = true;
   return r;
@@ -262,7 +271,7 @@ inline void validate(const recipe& r) {
   const auto low = r.precision != precision_mode::float32;
   if (static_cast<unsigned>(r.precision) > 3u) recipe_fail("precision is not one of fp32, fp16, bf16, fp8");
   if (static_cast<unsigned>(r.scaling) > 3u) recipe_fail("scaling is not one of none, static, dynamic, hysteresis");
-  if (r.safe && r.precision == precision_mode::ieee_float16 && r.scaling == loss_scaling_mode::none) {
+  if (r.safe && r.precision == precision_mode::float16 && r.scaling == loss_scaling_mode::none) {
     recipe_fail(
         "precision=fp16 with scaling=none while safe=true: small fp16 gradients underflow to zero without loss "
         "scaling; allowed: scaling=dynamic, hysteresis or static, or safe=false to accept it");

@@ -35,8 +35,8 @@ constexpr enum_names<E> names_from(const std::pair<const char*, E> (&table)[N]) 
 
 inline enum_names<precision_mode> names_of(precision_mode) {
   static constexpr std::pair<const char*, precision_mode> table[] = {{"fp32", precision_mode::float32},
-                                                                     {"fp16", precision_mode::ieee_float16},
-                                                                     {"bf16", precision_mode::brain_float16},
+                                                                     {"fp16", precision_mode::float16},
+                                                                     {"bf16", precision_mode::bfloat16},
                                                                      {"fp8", precision_mode::float8}};
   return names_from(table);
 }

@@ -56,7 +56,7 @@ std::vector<float> dequantize_n(const std::vector<From>& q, std::size_t offset, 
 // An array of gradients as bytes, with its element type and a misalignment (elements past a
 // 256-byte boundary) for its device copy.
 struct gradient_array {
-  mixprec::gradient_type type;
+  mixprec::dtype type;
   std::size_t size;
   std::size_t offset;
   std::vector<unsigned char> bytes;  // size × element size

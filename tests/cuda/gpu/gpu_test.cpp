@@ -194,9 +194,9 @@ void check_bulk_format(std::size_t n) {
 template <class T>
 gpu_runs::gradient_array gradient_array_of(const std::vector<T>& values, std::size_t offset) {
   gpu_runs::gradient_array a;
-  a.type = std::is_same<T, float>::value      ? gradient_type::float32
-           : std::is_same<T, bfloat16>::value ? gradient_type::brain_float16
-                                              : gradient_type::ieee_float16;
+  a.type = std::is_same<T, float>::value      ? dtype::float32
+           : std::is_same<T, bfloat16>::value ? dtype::bfloat16
+                                              : dtype::float16;
   a.size = values.size();
   a.offset = offset;
   a.bytes.resize(values.size() * sizeof(T));
@@ -236,9 +236,9 @@ void check_unscale(std::size_t arrays, std::size_t largest, bool inject, float i
   std::vector<gradient_view> views;
   for (auto& a : host) {
     void* data = a.bytes.data();
-    if (a.type == gradient_type::float32) views.emplace_back(static_cast<float*>(data), a.size);
-    if (a.type == gradient_type::brain_float16) views.emplace_back(static_cast<bfloat16*>(data), a.size);
-    if (a.type == gradient_type::ieee_float16) views.emplace_back(static_cast<float16*>(data), a.size);
+    if (a.type == dtype::float32) views.emplace_back(static_cast<float*>(data), a.size);
+    if (a.type == dtype::bfloat16) views.emplace_back(static_cast<bfloat16*>(data), a.size);
+    if (a.type == dtype::float16) views.emplace_back(static_cast<float16*>(data), a.size);
   }
   unscale_options options;
   options.gradient_rounding = r;

@@ -5,6 +5,7 @@
 #include <mixprec/cuda/unscale.cuh>
 
 #include <memory>
+#include <stdexcept>
 
 #include "device_memory.cuh"
 #include "gpu_runs.hpp"
@@ -52,19 +53,21 @@ float unscale_and_check(std::vector<gradient_array>& arrays, float inv_scale, ro
   std::vector<std::unique_ptr<device_array<unsigned char>>> buffers;
   std::vector<gradient_view> views;
   for (const gradient_array& a : arrays) {
-    const std::size_t element = a.type == gradient_type::float32 ? 4 : 2;
+    const std::size_t element = a.type == dtype::float32 ? 4 : 2;
     buffers.push_back(std::make_unique<device_array<unsigned char>>(a.bytes, a.offset * element));
     void* data = buffers.back()->get();
     switch (a.type) {
-      case gradient_type::float32:
+      case dtype::float32:
         views.emplace_back(static_cast<float*>(data), a.size);
         break;
-      case gradient_type::brain_float16:
+      case dtype::bfloat16:
         views.emplace_back(static_cast<bfloat16*>(data), a.size);
         break;
-      case gradient_type::ieee_float16:
+      case dtype::float16:
         views.emplace_back(static_cast<float16*>(data), a.size);
         break;
+      default:
+        throw std::logic_error("gradient arrays are float32, bfloat16 or float16");
     }
   }
   device_array<float> d_inv(std::vector<float>{inv_scale}), found(std::vector<float>{0.0f});

@@ -26,7 +26,7 @@ constexpr int batch_blocks = 320;
 struct tensor_batch {
   void* data[batch_tensors];
   std::uint64_t size[batch_tensors];
-  std::uint8_t type[batch_tensors];  // a gradient_type
+  std::uint8_t type[batch_tensors];  // the view's dtype (float32, bfloat16 or float16)
   std::uint8_t tensor_of_block[batch_blocks];
   std::uint32_t chunk_of_block[batch_blocks];
   int tensors;

@@ -37,6 +37,25 @@ void naive_float_gemm(std::size_t M, std::size_t N, std::size_t K, float alpha, 
   }
 }
 
+// |c - exact| <= gamma_n (|alpha| Σ|â b̂| + |beta c0|) + slack for every element, exact and the
+// magnitudes in double from the dequantised operands da (M × K) and db (K × N).
+void require_within_bound(const std::vector<float>& c, const std::vector<float>& c0, const std::vector<float>& da,
+                          const std::vector<float>& db, std::size_t M, std::size_t N, std::size_t K, float alpha,
+                          float beta, std::size_t n, double slack) {
+  const double u = std::ldexp(1.0, -24), gamma = static_cast<double>(n) * u / (1 - static_cast<double>(n) * u);
+  for (std::size_t i = 0; i < M; ++i) {
+    for (std::size_t j = 0; j < N; ++j) {
+      double exact = static_cast<double>(beta) * c0[i * N + j], magnitude = std::fabs(exact);
+      for (std::size_t k = 0; k < K; ++k) {
+        const double p = static_cast<double>(alpha) * da[i * K + k] * db[k * N + j];
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      REQUIRE(std::fabs(c[i * N + j] - exact) <= gamma * magnitude + slack);
+    }
+  }
+}
+
 template <class TA, class TB>
 void check_product(std::size_t M, std::size_t N, std::size_t K, mx_axis axis_a, mx_axis axis_b, std::size_t k_chunk,
                    float alpha, float beta) {
@@ -65,19 +84,7 @@ void check_product(std::size_t M, std::size_t N, std::size_t K, mx_axis axis_a, 
   REQUIRE(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
 
   // Within gamma_(K + K/k_chunk + 1) of the exact product of the dequantised values.
-  const double u = std::ldexp(1.0, -24), n = static_cast<double>(K + (K + k_chunk - 1) / k_chunk + 1);
-  const double gamma = n * u / (1 - n * u);
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      double exact = static_cast<double>(beta) * c0[i * N + j], magnitude = std::fabs(exact);
-      for (std::size_t k = 0; k < K; ++k) {
-        const double p = static_cast<double>(alpha) * da[i * K + k] * db[k * N + j];
-        exact += p;
-        magnitude += std::fabs(p);
-      }
-      REQUIRE(std::fabs(c[i * N + j] - exact) <= gamma * magnitude);
-    }
-  }
+  require_within_bound(c, c0, da, db, M, N, K, alpha, beta, K + (K + k_chunk - 1) / k_chunk + 1, 0.0);
 }
 
 }  // namespace
@@ -145,18 +152,7 @@ void check_library_product(std::size_t M, std::size_t N, std::size_t K, mx_axis 
     }
   }
 
-  const double u = std::ldexp(1.0, -24), n = static_cast<double>(K + 1), gamma = n * u / (1 - n * u);
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      double exact = static_cast<double>(beta) * c0[i * N + j], magnitude = std::fabs(exact);
-      for (std::size_t k = 0; k < K; ++k) {
-        const double p = static_cast<double>(alpha) * da[i * K + k] * db[k * N + j];
-        exact += p;
-        magnitude += std::fabs(p);
-      }
-      REQUIRE(std::fabs(c[i * N + j] - exact) <= gamma * magnitude + std::ldexp(1.0, -149));
-    }
-  }
+  require_within_bound(c, c0, da, db, M, N, K, alpha, beta, K + 1, std::ldexp(1.0, -149));
 }
 
 }  // namespace

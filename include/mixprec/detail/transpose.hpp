@@ -48,14 +48,7 @@ inline void transpose_8x8(const unsigned char* in, std::size_t in_stride, unsign
 }  // namespace mixprec::detail::transpose_avx2
 MIXPREC_TARGET_END
 
-MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
-// GCC 12's AVX-512 intrinsics pass an intentionally undefined operand that -W(maybe-)uninitialized
-// reports once inlined (as in bulk/x86/avx512.hpp): a false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+MIXPREC_AVX512_REGION_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 namespace mixprec::detail::transpose_avx512 {
 
 // Word c of row r of `in` to word r of row c of `out`, for a 16 x 16 block of 32-bit words
@@ -88,10 +81,7 @@ inline void transpose_16x16(const unsigned char* in, std::size_t in_stride, unsi
 }
 
 }  // namespace mixprec::detail::transpose_avx512
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-MIXPREC_TARGET_END
+MIXPREC_AVX512_REGION_END
 #endif
 
 namespace mixprec::detail {

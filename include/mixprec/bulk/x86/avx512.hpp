@@ -15,14 +15,7 @@
 #include "../../minifloat.hpp"
 #include "target.hpp"
 
-MIXPREC_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
-// GCC 12's AVX-512 intrinsics pass an intentionally undefined operand (`__m512i __Y = __Y;`)
-// that -W(maybe-)uninitialized reports once they are inlined here: a false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+MIXPREC_AVX512_REGION_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")
 namespace mixprec::detail::simd_avx512 {
 
 struct ops {
@@ -196,10 +189,7 @@ struct ops {
 #include "half_kernels.inl"
 
 }  // namespace mixprec::detail::simd_avx512
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-MIXPREC_TARGET_END
+MIXPREC_AVX512_REGION_END
 
 // The AVX-512 BF16 extension, in a region of its own so that nothing else is compiled for it.
 MIXPREC_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")

@@ -40,14 +40,7 @@ using tile = float_tile<6, 16>;
 }  // namespace mixprec::detail::gemm_avx2
 MIXPREC_TARGET_END
 
-MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
-// GCC 12's AVX-512 intrinsics pass an intentionally undefined operand that -W(maybe-)uninitialized
-// reports once inlined (as in bulk/x86/avx512.hpp): a false positive.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+MIXPREC_AVX512_REGION_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq")
 namespace mixprec::detail::gemm_avx512 {
 
 struct vector_ops {
@@ -122,10 +115,7 @@ inline int smallest_bf16_key(const std::uint16_t* codes, std::size_t count, int 
 }
 
 }  // namespace mixprec::detail::gemm_avx512
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-MIXPREC_TARGET_END
+MIXPREC_AVX512_REGION_END
 
 MIXPREC_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")
 namespace mixprec::detail::gemm_avx512_bf16 {

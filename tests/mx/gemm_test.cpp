@@ -171,6 +171,13 @@ TEST_CASE("mx_gemm's default overload is gemm on the dequantised operands, bf16 
     // Zero blocks (scale code 0, as relu leaves in gradients) do not hold the bf16 kernels back.
     check_library_product<float8_e5m2, float8_e4m3fn>(40, 33, 128, mx_axis::rows, mx_axis::columns, 1.0f, 0.0f, 1.0f,
                                                       true, path, 20);
+    // Row-wise blocks on both sides, over many panels of rows and depth.
+    check_library_product<float8_e4m3fn, float8_e5m2>(70, 40, 1100, mx_axis::rows, mx_axis::rows, 1.0f, 0.0f, 1.0f,
+                                                      true, path);
+    // Values scaled by 2^-114: scales near 2^-121, values down to bf16's (and float's) subnormals,
+    // still bf16 values, so still the bf16 kernels.
+    check_library_product<float8_e4m3fn, float8_e4m3fn>(40, 24, 96, mx_axis::rows, mx_axis::columns, 1.0f, 0.0f,
+                                                        std::ldexp(1.0f, -114), true, path);
     // A's first block scaled by 2^-127 and holding 2^-136, below bf16's 2^-133: the float kernels take it.
     check_library_product<float8_e4m3fn, float8_e4m3fn>(17, 40, 64, mx_axis::rows, mx_axis::columns, 1.0f, 0.0f,
                                                         std::ldexp(1.0f, -120), false, path);

@@ -4,18 +4,22 @@
 //   naive_two_pass  an isfinite loop over everything, then a multiply loop
 //   per_tensor      per array: an isfinite loop, then a multiply loop (a framework's CPU loop)
 // and, for 64 Mi bfloat16 / float16 gradients, against an in-place pass over the 16-bit codes (the
-// limit) and the per-element scalar rule.
+// limit) and the per-element scalar rule.  fused_then_culprit is a skipped step's cost: the fused
+// pass, then find_first_nonfinite (scaling/nonfinite.hpp) with the inf in the last element (the
+// worst case: it reads everything again); a step with finite gradients runs the fused pass only.
 // Arguments: threads (1, 2).  The multiplier alternates between 0.5 and 2 so that the values
 // stay in range; bytes_per_second counts the array once (4 bytes per element).
 //   build-scaling/benchmarks/unscale_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 #include <mixprec/convert.hpp>
+#include <mixprec/scaling/nonfinite.hpp>
 #include <mixprec/scaling/unscale.hpp>
 #include <mixprec/types.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <thread>
 #include <vector>
@@ -115,6 +119,22 @@ void fused(benchmark::State& state, bool many) {
              [&](float s) { return mixprec::unscale_and_check(views.data(), views.size(), s, options); });
 }
 
+void fused_then_culprit(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  float& last = buffer().back();
+  const float kept = last;
+  last = std::numeric_limits<float>::infinity();
+  mixprec::unscale_options options;
+  options.threads = static_cast<unsigned>(state.range(0));
+  run_passes(state, total * sizeof(float), [&](float s) {
+    const bool finite = mixprec::unscale_and_check(views.data(), views.size(), s, options);
+    const auto culprit = mixprec::find_first_nonfinite(views.data(), views.size());
+    benchmark::DoNotOptimize(culprit);
+    return finite;
+  });
+  last = kept;
+}
+
 bool two_pass(float* g, std::size_t n, float s) {
   bool finite = true;
   for (std::size_t i = 0; i < n; ++i) finite &= std::isfinite(g[i]);
@@ -198,9 +218,11 @@ BENCHMARK_TEMPLATE(fused_16bit, mixprec::float16)->UseRealTime()->Unit(benchmark
 BENCHMARK_TEMPLATE(scalar_rule_16bit, mixprec::float16)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(inplace_pass, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused_then_culprit, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(inplace_pass, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused_then_culprit, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(per_tensor, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 

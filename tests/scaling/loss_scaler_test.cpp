@@ -333,7 +333,11 @@ TEST_CASE("statistics count steps and skips, keep a bounded history and export J
         "\"consecutive_skips\": 0, \"longest_skip_run\": 2, \"floor_hits\": 0, \"history\": ["
         "{\"iteration\": 4, \"from\": 32768, \"to\": 16384, \"reason\": \"backoff\"}, "
         "{\"iteration\": 6, \"from\": 16384, \"to\": 32768, \"reason\": \"growth\"}, "
-        "{\"iteration\": 8, \"from\": 32768, \"to\": 65536, \"reason\": \"growth\"}]}");
+        "{\"iteration\": 8, \"from\": 32768, \"to\": 65536, \"reason\": \"growth\"}], \"culprits\": ["
+        "{\"iteration\": 0, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}, "
+        "{\"iteration\": 1, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}, "
+        "{\"iteration\": 4, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}], "
+        "\"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 3}]}");
 
   const std::string path = "loss_scaler_test_stats.json";
   scaler.save_amp_stats(path);

@@ -495,6 +495,15 @@ TEST_CASE("log lines and epoch statistics", "[session]") {
   CHECK(amp.epoch().steps == 0);
   CHECK(amp.total().steps == 10);
   CHECK(lines.back().rfind("[AMP Epoch] Steps: 10, Skipped: 2 (20.00%), Mean step: ", 0) == 0);
+  std::vector<std::string> skips;  // one line per skipped step, naming the first non-finite gradient
+  for (const std::string& line : lines) {
+    if (line.rfind("[AMP Skip]", 0) == 0) skips.push_back(line);
+  }
+  CHECK(skips == std::vector<std::string>{
+                     "[AMP Skip] Step 1 skipped, loss scale 65536.0 -> 32768.0: first non-finite gradient in array 0, "
+                     "element 8 (+inf)",
+                     "[AMP Skip] Step 5 skipped, loss scale 32768.0 -> 16384.0: first non-finite gradient in array 0, "
+                     "element 8 (+inf)"});
   CHECK_THROWS_AS(amp.train_step([] { return 0.0f; }, [](float) {}, grads, [] {}, -1), invalid_argument);
 }
 

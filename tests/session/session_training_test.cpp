@@ -231,7 +231,8 @@ TEST_CASE("a skipped step changes neither parameters nor optimizer state", "[ses
   for (const char* text : {"fp32", "fp16", "O2", "O3"}) {
     for (const optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adamw}) {
       INFO(text << (k == optimizer_kind::sgd ? " sgd" : " adamw"));
-      precision_session amp{parse_recipe(text)};
+      std::vector<std::string> lines;
+      precision_session amp{parse_recipe(text), [&](const std::string& line) { lines.push_back(line); }};
       classifier m(7);
       m.register_with(amp);
       use(amp, k);
@@ -239,7 +240,17 @@ TEST_CASE("a skipped step changes neither parameters nor optimizer state", "[ses
       const std::vector<std::uint8_t> weight = bytes_of(m.weight.value()), gain = bytes_of(m.gain.value());
       const std::vector<std::uint8_t> optimizer = k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()
                                                                            : amp.optimizer<optim::adamw>().save_state();
-      CHECK(step_once(amp, m, 1, std::numeric_limits<float>::infinity()).skipped);
+      const step_result skipped = step_once(amp, m, 1, std::numeric_limits<float>::infinity());
+      CHECK(skipped.skipped);
+      // The step names the first non-finite gradient: fc.weight's (registered first), in its
+      // result and in a log line.
+      REQUIRE(skipped.culprit.has_value());
+      CHECK(skipped.culprit->view == 0);
+      CHECK(skipped.parameter == "fc.weight");
+      CHECK(lines.back().rfind("[AMP Skip] Step 2 skipped, loss scale ", 0) == 0);
+      CHECK_THAT(lines.back(), Catch::Contains("first non-finite gradient in 'fc.weight', element " +
+                                               std::to_string(skipped.culprit->element) + " (" +
+                                               to_string(skipped.culprit->kind) + ")"));
       CHECK(bytes_of(m.weight.value()) == weight);
       CHECK(bytes_of(m.gain.value()) == gain);
       CHECK(optimizer == (k == optimizer_kind::sgd ? amp.optimizer<optim::sgd>().save_state()

@@ -17,15 +17,24 @@
 //
 // update() is all or nothing: when the policy, the floor rule or the skip limit throws, the
 // scaler keeps its state and the iteration stays open (update(new_scale) can close it).
+//
+// Which gradient overflowed: when unscale()'s check fails, the scaler finds the first inf/NaN
+// of the arrays it was given (find_first_nonfinite, nonfinite.hpp; a search made only after a
+// failed check, so a step with finite gradients costs nothing more).  update() keeps each
+// culprit in the statistics (culprits, culprit_counts), names them in skip_limit_error, and
+// gives scaler_options::skip_log one line per skipped iteration.
+//
 // A loss_scaler is not thread-safe; unscale may use threads internally (scaler_options::unscale).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -35,6 +44,7 @@
 #include "detail/files.hpp"
 #include "../detail/text.hpp"
 #include "errors.hpp"
+#include "nonfinite.hpp"
 #include "options.hpp"
 #include "policies.hpp"
 #include "state.hpp"
@@ -94,6 +104,7 @@ class loss_scaler {
     detail::check_gradient_views("loss_scaler::unscale", arrays, count);
     const std::size_t i = begin_check("unscale()", optimizer);
     const bool finite = unscale_and_check(arrays, count, get_inv_scale(), options_.unscale);
+    if (!finite) records_[i].culprit = find_first_nonfinite(arrays, count);
     return !finish_check(i, !finite);
   }
   bool unscale(std::initializer_list<gradient_view> arrays, std::size_t optimizer = 0) {
@@ -165,7 +176,8 @@ class loss_scaler {
                                std::to_string(options_.max_consecutive_skips) + " at loss scale " +
                                detail::number_text(state_.scale) +
                                ": the gradients stay non-finite whatever the scale (look for inf/NaN in the loss or "
-                               "the forward pass)");
+                               "the forward pass); this iteration's first non-finite gradients: " +
+                               culprits_text());
       case detail::update_status::policy_refused: {
         scale_state scratch = state_;
         policy_.update(scratch, found);  // throws the policy's own error
@@ -216,6 +228,8 @@ class loss_scaler {
     state_ = state;
     counters_ = scaler_counters{};
     history_.clear();
+    culprits_.clear();
+    culprit_counts_.clear();
   }
 
   scaler_statistics get_amp_stats() const {
@@ -228,6 +242,8 @@ class loss_scaler {
     s.last_overflow_iteration = state_.last_overflow_iteration;
     s.counters = counters_;
     s.history = history_;
+    s.culprits = culprits_;
+    s.culprit_counts = culprit_counts_;
     return s;
   }
   void save_amp_stats(const std::string& path) const { detail::write_file(path, to_json(get_amp_stats()) + "\n"); }
@@ -268,6 +284,7 @@ class loss_scaler {
     phase stage = phase::ready;
     bool checked = false;  // its found_inf is known (agreed across processes)
     bool found_inf = false;
+    std::optional<nonfinite_element> culprit;  // unscale()'s, when its own check failed
   };
 
   scaler_snapshot<Policy> snapshot() const { return {policy_, state_, options_, counters_, history_}; }
@@ -359,14 +376,54 @@ class loss_scaler {
     return floor;
   }
 
+  // "optimizer 0: array 1, element 1 (+inf); optimizer 2: none in this process", for each
+  // optimizer whose check found inf/NaN in this iteration.
+  std::string culprits_text() const {
+    std::string text;
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      if (!records_[i].checked || !records_[i].found_inf) continue;
+      text += (text.empty() ? "" : "; ") + std::string("optimizer ") + std::to_string(i) + ": " +
+              (records_[i].culprit ? to_string(*records_[i].culprit)
+                                   : std::string("none in this process (record_found_inf or another process)"));
+    }
+    return text;
+  }
+
+  void keep_culprits() {
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      if (!records_[i].culprit) continue;
+      const nonfinite_element& e = *records_[i].culprit;
+      if (options_.history_capacity > 0) {
+        if (culprits_.size() >= options_.history_capacity) culprits_.pop_front();
+        culprits_.push_back(overflow_culprit{state_.iteration, i, e});
+      }
+      auto at = std::lower_bound(culprit_counts_.begin(), culprit_counts_.end(), std::make_pair(i, e.view),
+                                 [](const culprit_count& c, const std::pair<std::size_t, std::size_t>& key) {
+                                   return std::make_pair(c.optimizer, c.view) < key;
+                                 });
+      if (at == culprit_counts_.end() || at->optimizer != i || at->view != e.view) {
+        at = culprit_counts_.insert(at, culprit_count{i, e.view, 0});
+      }
+      ++at->count;
+    }
+  }
+
   void commit(const scale_state& next, const scaler_counters& counters, scale_change_reason reason, bool at_floor) {
     if ((next.scale != state_.scale || at_floor) && options_.history_capacity > 0) {
       if (history_.size() >= options_.history_capacity) history_.pop_front();
       history_.push_back(scale_change{state_.iteration, state_.scale, next.scale, reason});
     }
+    const bool skipped = found_inf();
+    std::string log_line;
+    if (skipped && options_.skip_log) {
+      log_line = "mixprec: skipped step at iteration " + std::to_string(state_.iteration) + ", loss scale " +
+                 detail::number_text(state_.scale) + " -> " + detail::number_text(next.scale) + "; " + culprits_text();
+    }
+    keep_culprits();
     state_ = next;
     counters_ = counters;
     records_.clear();
+    if (!log_line.empty()) options_.skip_log(log_line);  // last: the iteration is closed whatever it does
   }
 
   Policy policy_;
@@ -375,6 +432,8 @@ class loss_scaler {
   scale_state state_;
   scaler_counters counters_;
   std::deque<scale_change> history_;
+  std::deque<overflow_culprit> culprits_;
+  std::vector<culprit_count> culprit_counts_;
   std::vector<record> records_;
 };
 

@@ -79,6 +79,11 @@ struct scaler_options {
   std::size_t history_capacity = 64;
   // Rounding of bfloat16/float16 gradients after the multiply, and threads per unscale call.
   unscale_options unscale;
+  // Called by update() with one line for each skipped iteration, after the new scale is set:
+  // the iteration, the scale change and each failed check's first non-finite gradient
+  // (nonfinite.hpp), e.g. "mixprec: skipped step at iteration 4, loss scale 32768 -> 16384;
+  // optimizer 0: array 1, element 1 (+inf)".  Empty: no log.  Not saved with the state.
+  std::function<void(const std::string&)> skip_log;
 };
 
 namespace detail {

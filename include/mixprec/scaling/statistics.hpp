@@ -1,14 +1,16 @@
-// What a loss_scaler has seen: step and skip counts, the current scale and trackers, and a
-// bounded history of scale changes; exported as JSON (loss_scaler::get_amp_stats() and
-// save_amp_stats(path)).
+// What a loss_scaler has seen: step and skip counts, the current scale and trackers, a bounded
+// history of scale changes, and which gradients made checks fail (nonfinite.hpp); exported as
+// JSON (loss_scaler::get_amp_stats() and save_amp_stats(path)).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "../detail/text.hpp"
+#include "nonfinite.hpp"
 
 namespace mixprec {
 
@@ -65,12 +67,39 @@ struct scaler_counters {
   }
 };
 
+// A check that found inf/NaN in this process's gradients, and the first such element.
+struct overflow_culprit {
+  std::int64_t iteration = 0;  // the update that closed the iteration (as scale_change)
+  std::size_t optimizer = 0;
+  nonfinite_element element;  // view: the array's index in the list given to unscale()
+
+  friend bool operator==(const overflow_culprit& a, const overflow_culprit& b) {
+    return a.iteration == b.iteration && a.optimizer == b.optimizer && a.element == b.element;
+  }
+};
+
+// How many failed checks each (optimizer, array) was the culprit of.
+struct culprit_count {
+  std::size_t optimizer = 0, view = 0;
+  std::int64_t count = 0;
+
+  friend bool operator==(const culprit_count& a, const culprit_count& b) {
+    return a.optimizer == b.optimizer && a.view == b.view && a.count == b.count;
+  }
+};
+
 struct scaler_statistics {
   std::string policy;  // the policy's name (and rule set)
   double scale = 0;
   std::int64_t growth_tracker = 0, hysteresis_tracker = 0, iteration = 0, last_overflow_iteration = -1;
   scaler_counters counters;
   std::deque<scale_change> history;  // oldest first; at most scaler_options::history_capacity
+  // The culprits of the last failed checks (unscale() only: record_found_inf() and another
+  // process's overflow name none), oldest first, at most history_capacity; and the count per
+  // (optimizer, array) since the scaler started, ordered by optimizer, then array.  Neither is
+  // part of the saved state.
+  std::deque<overflow_culprit> culprits;
+  std::vector<culprit_count> culprit_counts;
 };
 
 inline std::string to_json(const scaler_statistics& s) {
@@ -92,6 +121,19 @@ inline std::string to_json(const scaler_statistics& s) {
     out += (i ? ", " : "") + std::string("{\"iteration\": ") + number_text(c.iteration) +
            ", \"from\": " + json_number(c.from) + ", \"to\": " + json_number(c.to) + ", \"reason\": \"" +
            to_string(c.reason) + "\"}";
+  }
+  out += "], \"culprits\": [";
+  for (std::size_t i = 0; i < s.culprits.size(); ++i) {
+    const overflow_culprit& c = s.culprits[i];
+    out += (i ? ", " : "") + std::string("{\"iteration\": ") + number_text(c.iteration) +
+           ", \"optimizer\": " + std::to_string(c.optimizer) + ", \"array\": " + std::to_string(c.element.view) +
+           ", \"element\": " + std::to_string(c.element.element) + ", \"kind\": \"" + to_string(c.element.kind) + "\"}";
+  }
+  out += "], \"culprit_counts\": [";
+  for (std::size_t i = 0; i < s.culprit_counts.size(); ++i) {
+    const culprit_count& c = s.culprit_counts[i];
+    out += (i ? ", " : "") + std::string("{\"optimizer\": ") + std::to_string(c.optimizer) +
+           ", \"array\": " + std::to_string(c.view) + ", \"count\": " + number_text(c.count) + "}";
   }
   return out + "]}";
 }

@@ -217,14 +217,16 @@ class precision_session {
       scale_changed = scaler.get_scale() != r.scale;  // the scaler that ran, whatever a callback toggled
       return r;
     };
-    const step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
+    step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (result.culprit && &grads == &views_) result.parameter = model_.at(result.culprit->view).name();
     for (epoch_statistics* e : {&epoch_, &total_}) {
       ++e->steps;
       e->skipped += result.skipped ? 1 : 0;
       e->seconds += seconds;
       e->scale_changes += scale_changed ? 1 : 0;
     }
+    if (result.skipped) log(detail::skip_line(total_.steps, result, get_scale()));
     return result;
   }
 
@@ -478,6 +480,7 @@ class precision_session {
     }
     r.loss = static_cast<float>(loss_sum / k);
     bool stepped = false;
+    const std::int64_t iteration = scaler.state().iteration;
     try {
       scaler.unscale(grads);
       if (recipe_.max_grad_norm > 0) {
@@ -496,6 +499,12 @@ class precision_session {
     }
     if (fp8_) fp8_->update();
     r.skipped = !stepped;
+    if (r.skipped) {  // the scaler's culprit of this iteration, if its own check found one
+      const scaler_statistics stats = scaler.get_amp_stats();
+      if (!stats.culprits.empty() && stats.culprits.back().iteration == iteration) {
+        r.culprit = stats.culprits.back().element;
+      }
+    }
     return r;
   }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "../detail/text.hpp"
+#include "../scaling/nonfinite.hpp"
 
 namespace mixprec {
 
@@ -18,6 +19,12 @@ struct step_result {
   std::optional<double> grad_norm;  // global L2 norm of the unscaled gradients, when max_grad_norm > 0
   bool skipped = false;             // an inf/NaN gradient: the optimizer step did not run
   float scale = 1;                  // the loss scale this step used (before the update)
+  // A skipped step's first inf/NaN gradient in this process (scaling/nonfinite.hpp): view is the
+  // index in the gradient list (for registered parameters, their order of registration), and
+  // parameter that parameter's name (registered parameters only).  Empty when the step ran, or
+  // when the overflow was another process's.
+  std::optional<nonfinite_element> culprit;
+  std::string parameter;
 };
 
 struct epoch_statistics {
@@ -76,6 +83,18 @@ inline std::string scale_text(double scale) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.1f", scale);
   return buffer;
+}
+
+// "[AMP Skip] Step 12 skipped, loss scale 65536.0 -> 32768.0: first non-finite gradient in
+// 'fc2.weight', element 517 (+inf)": the session's log line for a skipped step (steps count
+// from 1 over the run).
+inline std::string skip_line(std::int64_t step, const step_result& r, double next_scale) {
+  std::string line = "[AMP Skip] Step " + std::to_string(step) + " skipped, loss scale " + scale_text(r.scale) +
+                     " -> " + scale_text(next_scale) + ": ";
+  if (!r.culprit) return line + "the inf/NaN gradient was found by another process or a check made elsewhere";
+  return line + "first non-finite gradient in " +
+         (r.parameter.empty() ? "array " + std::to_string(r.culprit->view) : "'" + r.parameter + "'") + ", element " +
+         std::to_string(r.culprit->element) + " (" + to_string(r.culprit->kind) + ")";
 }
 
 inline std::string epoch_line(const epoch_statistics& e) {

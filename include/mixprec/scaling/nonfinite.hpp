@@ -1,0 +1,145 @@
+// Which gradient made a check fail: the first inf or NaN of a list of gradient arrays, by
+// array and element, and its kind (issue "Diagnostics": "Gradient overflow. Skipping step" names
+// no tensor in any framework).
+//
+//   if (!unscale_and_check(views, count, inv_scale)) {
+//     const auto culprit = find_first_nonfinite(views, count);   // array 3, element 517, +inf
+//   }
+//
+// The search runs only after a check has failed, so the check itself keeps its cost: nothing is
+// recorded on a step whose gradients are finite, and the search stops at the first non-finite
+// element (it reads up to it, and that only on a skipped step).  loss_scaler::unscale makes it on
+// every failed check and keeps the result in its statistics (loss_scaler.hpp).
+//
+// After an unscale in place the arrays hold x × inv_scale: an inf or NaN stays what it was (the
+// product of ±inf and a positive finite inv_scale is ±inf of the same sign, NaN stays NaN, and
+// rounding back to bfloat16/float16 keeps both), and with inv_scale <= 1 (a loss scale of at
+// least 1, where dynamic scalers live) a finite gradient stays finite, so the element found is
+// exactly the first one that the check, made before the multiply, found non-finite.  With
+// inv_scale > 1 a finite gradient that the multiply takes past the format's range is ±inf
+// afterwards, and may be found first.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <type_traits>
+
+#include "../detail/extent.hpp"
+#include "../dtype.hpp"
+#include "../errors.hpp"
+#include "unscale.hpp"
+
+namespace mixprec {
+
+enum class nonfinite_kind : unsigned char { positive_infinity, negative_infinity, nan };
+
+constexpr const char* to_string(nonfinite_kind k) noexcept {
+  switch (k) {
+    case nonfinite_kind::positive_infinity:
+      return "+inf";
+    case nonfinite_kind::negative_infinity:
+      return "-inf";
+    case nonfinite_kind::nan:
+      return "nan";
+  }
+  return "invalid nonfinite_kind";
+}
+
+// One non-finite element of a list of arrays: arrays[view] at index element.
+struct nonfinite_element {
+  std::size_t view = 0;
+  std::size_t element = 0;
+  nonfinite_kind kind = nonfinite_kind::nan;
+
+  friend bool operator==(const nonfinite_element& a, const nonfinite_element& b) {
+    return a.view == b.view && a.element == b.element && a.kind == b.kind;
+  }
+  friend bool operator!=(const nonfinite_element& a, const nonfinite_element& b) { return !(a == b); }
+};
+
+// "array 3, element 517 (+inf)"
+inline std::string to_string(const nonfinite_element& e) {
+  return "array " + std::to_string(e.view) + ", element " + std::to_string(e.element) + " (" + to_string(e.kind) + ")";
+}
+
+namespace detail {
+
+// The index of the first code of `codes` whose exponent field is all ones (inf or NaN), or n.
+// Blocks of 256 codes are copied out (no aliasing of the caller's float or bfloat16 objects)
+// and or-reduced, which compilers vectorise; only the block that holds one is searched element
+// by element.
+template <class Code>
+std::size_t first_nonfinite_code(const void* data, std::size_t n, Code exponent) noexcept {
+  constexpr std::size_t block = 256;
+  Code codes[block];
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (std::size_t first = 0; first < n; first += block) {
+    const std::size_t count = n - first < block ? n - first : block;
+    std::memcpy(codes, bytes + first * sizeof(Code), count * sizeof(Code));
+    bool any = false;
+    for (std::size_t i = 0; i < count; ++i) any |= (codes[i] & exponent) == exponent;
+    if (!any) continue;
+    for (std::size_t i = 0; i < count; ++i) {
+      if ((codes[i] & exponent) == exponent) return first + i;
+    }
+  }
+  return n;
+}
+
+template <class Code>
+nonfinite_kind kind_of_code(Code code, Code exponent, Code sign) noexcept {
+  const Code magnitude = static_cast<Code>(code & static_cast<Code>(~sign));
+  if (magnitude != exponent) return nonfinite_kind::nan;
+  return (code & sign) != 0 ? nonfinite_kind::negative_infinity : nonfinite_kind::positive_infinity;
+}
+
+// The first non-finite element of one array of `type` (float32, bfloat16 or float16), if any.
+inline std::optional<nonfinite_element> first_nonfinite_of(const void* data, std::size_t n, dtype type,
+                                                           std::size_t view) noexcept {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  if (type == dtype::float32) {
+    constexpr std::uint32_t exponent = 0x7F80'0000u, sign = 0x8000'0000u;
+    const std::size_t i = first_nonfinite_code<std::uint32_t>(data, n, exponent);
+    if (i == n) return std::nullopt;
+    std::uint32_t code;
+    std::memcpy(&code, bytes + i * sizeof code, sizeof code);
+    return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
+  }
+  // bfloat16: 8 exponent bits under the sign; float16: 5.
+  const std::uint16_t exponent = type == dtype::bfloat16 ? 0x7F80u : 0x7C00u, sign = 0x8000u;
+  const std::size_t i = first_nonfinite_code<std::uint16_t>(data, n, exponent);
+  if (i == n) return std::nullopt;
+  std::uint16_t code;
+  std::memcpy(&code, bytes + i * sizeof code, sizeof code);
+  return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
+}
+
+}  // namespace detail
+
+// The first inf or NaN in arrays[0], arrays[1], ... (in that order), or nothing when every
+// value is finite.  The arrays are checked as unscale_and_check checks them.
+inline std::optional<nonfinite_element> find_first_nonfinite(const gradient_view* arrays, std::size_t count) {
+  detail::check_gradient_views("find_first_nonfinite", arrays, count);
+  for (std::size_t a = 0; a < count; ++a) {
+    const gradient_view& v = arrays[a];
+    if (const std::optional<nonfinite_element> found = detail::first_nonfinite_of(v.data(), v.size(), v.type(), a)) {
+      return found;
+    }
+  }
+  return std::nullopt;
+}
+
+// One array of float, bfloat16 or float16 (view 0).
+template <class T, class = std::enable_if_t<std::is_constructible<gradient_view, T*, std::size_t>::value>>
+std::optional<nonfinite_element> find_first_nonfinite(const T* data, std::size_t n) {
+  if (data == nullptr && n > 0) {
+    throw invalid_argument("find_first_nonfinite: null array pointer with n = " + std::to_string(n));
+  }
+  detail::check_array_extent("find_first_nonfinite", "gradient", data, n);
+  return detail::first_nonfinite_of(data, n, dtype_of<T>, 0);
+}
+
+}  // namespace mixprec

@@ -1,0 +1,241 @@
+// scaling/nonfinite.hpp and the culprits a loss_scaler keeps: the first inf/NaN of a list of
+// gradient arrays by array, element and kind, planted at every position class (first, last, the
+// 256-element block edges of the search, a vector tail, the 517th element of the 4th of 1000
+// arrays) in float, bfloat16 and float16, after an unscale on every SIMD path; the statistics,
+// their JSON, the skip log and the skip-limit message that name it.
+#include <mixprec/bulk/simd_path.hpp>
+#include <mixprec/scaling/loss_scaler.hpp>
+#include <mixprec/scaling/nonfinite.hpp>
+#include <mixprec/types.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace mixprec;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+struct path_guard {  // restores the detected path even when a check throws
+  explicit path_guard(simd_path p) { force_simd_path(p); }
+  ~path_guard() { reset_simd_path(); }
+  path_guard(const path_guard&) = delete;
+  path_guard& operator=(const path_guard&) = delete;
+};
+
+// A non-finite value of each kind in T, NaNs with several payloads (quiet and signalling).
+template <class T>
+std::vector<std::pair<T, nonfinite_kind>> planted_values() {
+  std::vector<std::pair<T, nonfinite_kind>> values = {{T(inf), nonfinite_kind::positive_infinity},
+                                                      {T(-inf), nonfinite_kind::negative_infinity}};
+  if constexpr (std::is_same<T, float>::value) {
+    for (std::uint32_t bits : {0x7FC0'0000u, 0x7F80'0001u, 0xFFFF'FFFFu}) {
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      values.emplace_back(f, nonfinite_kind::nan);
+    }
+  } else {
+    const std::uint16_t top = std::is_same<T, bfloat16>::value ? 0x7F80u : 0x7C00u;
+    for (std::uint16_t bits :
+         {static_cast<std::uint16_t>(top | 1u), static_cast<std::uint16_t>(top | 0x8040u), std::uint16_t{0xFFFF}}) {
+      values.emplace_back(T::from_bits(bits), nonfinite_kind::nan);
+    }
+  }
+  return values;
+}
+
+// Finite values of every magnitude class: zeros, subnormals, the largest finite.
+template <class T>
+std::vector<T> finite_values(std::size_t n) {
+  std::vector<T> v(n);
+  const T largest = std::numeric_limits<T>::max(), tiny = std::numeric_limits<T>::denorm_min();
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (i % 5) {
+      case 0:
+        v[i] = T(0.0f);
+        break;
+      case 1:
+        v[i] = tiny;
+        break;
+      case 2:
+        v[i] = largest;
+        break;
+      case 3:
+        v[i] = T(-static_cast<float>(largest));
+        break;
+      default:
+        v[i] = T(static_cast<float>(i) * 0.25f);
+    }
+  }
+  return v;
+}
+
+template <class T>
+void check_one_array() {
+  INFO(to_string(dtype_of<T>));
+  for (const std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{256}, std::size_t{257}, std::size_t{1000}}) {
+    std::vector<T> v = finite_values<T>(n);
+    CHECK_FALSE(find_first_nonfinite(v.data(), n).has_value());
+    for (const std::size_t at : {std::size_t{0}, n / 2, std::size_t{255}, std::size_t{256}, n - 1}) {
+      if (at >= n) continue;
+      for (const auto& [value, kind] : planted_values<T>()) {
+        std::vector<T> w = v;
+        w[at] = value;
+        if (at + 1 < n) w[n - 1] = T(-inf);  // a later one is not the first
+        INFO("n = " << n << ", at " << at << ", " << to_string(kind));
+        const std::optional<nonfinite_element> found = find_first_nonfinite(w.data(), n);
+        REQUIRE(found.has_value());
+        CHECK(*found == nonfinite_element{0, at, kind});
+      }
+    }
+  }
+  CHECK_FALSE(find_first_nonfinite(static_cast<const T*>(nullptr), 0).has_value());
+  CHECK_THROWS_WITH(find_first_nonfinite(static_cast<const T*>(nullptr), 3),
+                    Catch::Contains("find_first_nonfinite: null array pointer with n = 3"));
+}
+
+}  // namespace
+
+TEST_CASE("find_first_nonfinite finds the first inf or NaN of one array and its kind", "[nonfinite]") {
+  check_one_array<float>();
+  check_one_array<bfloat16>();
+  check_one_array<float16>();
+  CHECK(to_string(nonfinite_element{3, 516, nonfinite_kind::negative_infinity}) == "array 3, element 516 (-inf)");
+}
+
+TEST_CASE("find_first_nonfinite over 1000 arrays of mixed types: the 517th element of the 4th", "[nonfinite]") {
+  std::vector<std::vector<float>> floats;
+  std::vector<std::vector<bfloat16>> halves;
+  std::vector<gradient_view> views;
+  floats.reserve(500);
+  halves.reserve(500);
+  for (std::size_t a = 0; a < 1000; ++a) {
+    if (a % 2 == 0) {
+      floats.push_back(finite_values<float>(600 + a));
+      views.emplace_back(floats.back().data(), floats.back().size());
+    } else {
+      halves.push_back(finite_values<bfloat16>(600 + a));
+      views.emplace_back(halves.back().data(), halves.back().size());
+    }
+  }
+  CHECK_FALSE(find_first_nonfinite(views.data(), views.size()).has_value());
+  halves[1][516] = bfloat16(-inf);                           // view 3
+  floats[450][0] = std::numeric_limits<float>::quiet_NaN();  // view 900, after it
+  CHECK(*find_first_nonfinite(views.data(), views.size()) ==
+        nonfinite_element{3, 516, nonfinite_kind::negative_infinity});
+  halves[1][516] = bfloat16(0.0f);
+  CHECK(*find_first_nonfinite(views.data(), views.size()) == nonfinite_element{900, 0, nonfinite_kind::nan});
+  CHECK_FALSE(find_first_nonfinite(views.data(), 0).has_value());
+  CHECK_THROWS_WITH(find_first_nonfinite(static_cast<const gradient_view*>(nullptr), 2),
+                    Catch::Contains("find_first_nonfinite: null array list with count = 2"));
+}
+
+TEST_CASE("the scaler names the first non-finite gradient after unscaling on every SIMD path",
+          "[nonfinite][loss_scaler]") {
+  for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (!simd_path_supported(p)) continue;
+    path_guard guard(p);
+    INFO("path " << to_string(p));
+    for (const std::size_t at :
+         {std::size_t{0}, std::size_t{17}, std::size_t{64}, std::size_t{1000}, std::size_t{1038}}) {
+      loss_scaler<dynamic_scaling> scaler;
+      std::vector<float> a(1039, scaler.scale(0.5f));
+      std::vector<float16> b(77, float16(1.0f));
+      std::vector<bfloat16> c(300, bfloat16(scaler.scale(-2.0f)));
+      a[at] = -inf;
+      c[299] = bfloat16(inf);
+      CHECK_FALSE(scaler.unscale(
+          {gradient_view(b.data(), b.size()), gradient_view(a.data(), a.size()), gradient_view(c.data(), c.size())}));
+      scaler.step([] {});
+      scaler.update();
+      const scaler_statistics s = scaler.get_amp_stats();
+      REQUIRE(s.culprits.size() == 1);
+      CHECK(s.culprits[0] == overflow_culprit{0, 0, nonfinite_element{1, at, nonfinite_kind::negative_infinity}});
+    }
+  }
+}
+
+TEST_CASE("culprits in the statistics, their JSON, the skip log and the skip-limit message",
+          "[nonfinite][loss_scaler][statistics]") {
+  scaler_options o;
+  o.history_capacity = 2;
+  std::vector<std::string> log;
+  o.skip_log = [&](const std::string& line) { log.push_back(line); };
+  loss_scaler<dynamic_scaling> scaler{dynamic_scaling{}, o};
+  std::vector<float> w(10, 1.0f), b(3, 1.0f);
+  const auto iterate = [&](std::size_t bad_view, std::size_t element, float value) {
+    std::vector<float> gw = w, gb = b;
+    if (bad_view == 0) gw[element] = value;
+    if (bad_view == 1) gb[element] = value;
+    scaler.unscale({gradient_view(gw.data(), gw.size()), gradient_view(gb.data(), gb.size())});
+    scaler.step([] {});
+    scaler.update();
+  };
+  iterate(1, 2, inf);                                      // iteration 0
+  iterate(2, 0, 0.0f);                                     // 1: clean
+  iterate(0, 9, std::numeric_limits<float>::quiet_NaN());  // 2
+  iterate(1, 0, -inf);                                     // 3
+  const scaler_statistics s = scaler.get_amp_stats();
+  REQUIRE(s.culprits.size() == 2);  // history_capacity: the last two
+  CHECK(s.culprits[0] == overflow_culprit{2, 0, nonfinite_element{0, 9, nonfinite_kind::nan}});
+  CHECK(s.culprits[1] == overflow_culprit{3, 0, nonfinite_element{1, 0, nonfinite_kind::negative_infinity}});
+  REQUIRE(s.culprit_counts.size() == 2);  // all of them, by (optimizer, array)
+  CHECK(s.culprit_counts[0] == culprit_count{0, 0, 1});
+  CHECK(s.culprit_counts[1] == culprit_count{0, 1, 2});
+  const std::string json = to_json(s);
+  CHECK_THAT(json, Catch::EndsWith(
+                       "\"culprits\": [{\"iteration\": 2, \"optimizer\": 0, \"array\": 0, \"element\": 9, \"kind\": "
+                       "\"nan\"}, {\"iteration\": 3, \"optimizer\": 0, \"array\": 1, \"element\": 0, \"kind\": "
+                       "\"-inf\"}], \"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 1}, "
+                       "{\"optimizer\": 0, \"array\": 1, \"count\": 2}]}"));
+  REQUIRE(log.size() == 3);
+  CHECK(log[0] ==
+        "mixprec: skipped step at iteration 0, loss scale 65536 -> 32768; optimizer 0: array 1, element 2 (+inf)");
+  CHECK(log[2] ==
+        "mixprec: skipped step at iteration 3, loss scale 16384 -> 8192; optimizer 0: array 1, element 0 (-inf)");
+
+  // A check made elsewhere names no culprit; a second optimizer's does.
+  scaler.record_found_inf(true, 0);
+  std::vector<float> g(4, 1.0f);
+  g[3] = inf;
+  scaler.unscale(g.data(), g.size(), 1);
+  scaler.update();
+  CHECK(log.back() ==
+        "mixprec: skipped step at iteration 4, loss scale 8192 -> 4096; optimizer 0: none in this process "
+        "(record_found_inf or another process); optimizer 1: array 0, element 3 (+inf)");
+  CHECK(scaler.get_amp_stats().culprits.back() ==
+        overflow_culprit{4, 1, nonfinite_element{0, 3, nonfinite_kind::positive_infinity}});
+
+  // The skip limit's error names this iteration's culprits.
+  scaler_options limited;
+  limited.max_consecutive_skips = 1;
+  loss_scaler<dynamic_scaling> strict{dynamic_scaling{}, limited};
+  std::vector<float> bad(5, 1.0f);
+  bad[4] = std::numeric_limits<float>::quiet_NaN();
+  strict.unscale(bad.data(), bad.size());
+  CHECK_THROWS_WITH(strict.update(), Catch::Contains("this iteration's first non-finite gradients: optimizer 0: array "
+                                                     "0, element 4 (nan)"));
+
+  // restore() starts the statistics afresh.
+  scaler.restore(dynamic_scaling{}, scaler.state());
+  CHECK(scaler.get_amp_stats().culprits.empty());
+  CHECK(scaler.get_amp_stats().culprit_counts.empty());
+}
+
+TEST_CASE("with a loss scale below 1 a gradient that the unscale overflows can be named first (documented)",
+          "[nonfinite][loss_scaler]") {
+  loss_scaler<static_scaling> scaler{static_scaling{0.5f}};
+  std::vector<float> g = {std::numeric_limits<float>::max(), inf};
+  CHECK_FALSE(scaler.unscale(g.data(), g.size()));  // the check, before the multiply: element 1
+  scaler.step([] {});
+  scaler.update();
+  CHECK(scaler.get_amp_stats().culprits.at(0).element ==
+        nonfinite_element{0, 0, nonfinite_kind::positive_infinity});  // max × 2 = inf, found first
+}

@@ -7,6 +7,7 @@
 // limit) and the per-element scalar rule.  fused_then_culprit is a skipped step's cost: the fused
 // pass, then find_first_nonfinite (scaling/nonfinite.hpp) with the inf in the last element (the
 // worst case: it reads everything again); a step with finite gradients runs the fused pass only.
+// fused_amax is the fused pass that also returns each array's amax.
 // Arguments: threads (1, 2).  The multiplier alternates between 0.5 and 2 so that the values
 // stay in range; bytes_per_second counts the array once (4 bytes per element).
 //   build-scaling/benchmarks/unscale_benchmark --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
@@ -119,6 +120,15 @@ void fused(benchmark::State& state, bool many) {
              [&](float s) { return mixprec::unscale_and_check(views.data(), views.size(), s, options); });
 }
 
+void fused_amax(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  std::vector<float> amax(views.size());
+  mixprec::unscale_options options;
+  options.threads = static_cast<unsigned>(state.range(0));
+  run_passes(state, total * sizeof(float),
+             [&](float s) { return mixprec::unscale_and_check(views.data(), views.size(), s, amax.data(), options); });
+}
+
 void fused_then_culprit(benchmark::State& state, bool many) {
   const auto views = views_for(many);
   float& last = buffer().back();
@@ -218,10 +228,12 @@ BENCHMARK_TEMPLATE(fused_16bit, mixprec::float16)->UseRealTime()->Unit(benchmark
 BENCHMARK_TEMPLATE(scalar_rule_16bit, mixprec::float16)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(inplace_pass, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused_amax, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_then_culprit, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(inplace_pass, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(fused_amax, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_then_culprit, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(per_tensor, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);

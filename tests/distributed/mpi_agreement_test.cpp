@@ -4,8 +4,9 @@
 // update with the same scale and trackers -- the same as one process that saw every overflow
 // (a loss_scaler with local_agreement fed the global overflow pattern).  Also: several optimizers
 // per iteration, record_found_inf, sub-communicators, the state helpers (mpi_states_agree,
-// mpi_require_same_state, mpi_broadcast_state), and, as a control, that ranks with
-// local_agreement do drift apart (so the comparison would catch a missing agreement).
+// mpi_require_same_state, mpi_broadcast_state), every rank naming the same overflow culprit (the
+// smallest (array, element, rank) of the ranks' own; first_culprit), and, as a control, that
+// ranks with local_agreement do drift apart (so the comparison would catch a missing agreement).
 //
 // Each rank counts its failures; the counts are summed over MPI_COMM_WORLD and every rank exits
 // with status 1 if any rank failed.
@@ -154,6 +155,47 @@ void each_rank_overflows_once() {
   }
 }
 
+// Overflows on several ranks at once: every rank names the same culprit, the smallest (array,
+// element, rank) over the ranks, with that rank; a check made elsewhere names none anywhere.
+void culprits_agree() {
+  loss_scaler<dynamic_scaling, mpi_agreement> scaler{dynamic_scaling{}};
+  const auto iterate = [&](int array, std::size_t element, float value, bool poison) {
+    std::vector<float> a(100, scaler.scale(0.5f)), b(50, scaler.scale(0.5f));
+    if (poison) (array == 0 ? a : b)[element] = value;
+    scaler.unscale({gradient_view(a.data(), a.size()), gradient_view(b.data(), b.size())});
+    scaler.step([] {});
+    scaler.update();
+  };
+  const auto expect_culprit = [&](const overflow_culprit& expected, const std::string& at) {
+    const scaler_statistics s = scaler.get_amp_stats();
+    expect(!s.culprits.empty() && s.culprits.back() == expected,
+           at + ": the culprit is not array " + std::to_string(expected.element.view) + ", element " +
+               std::to_string(expected.element.element) + " on rank " + std::to_string(expected.rank));
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // Rank 0 in array 1; rank r > 0 in array 0 at element world - r: the last rank's element 1 wins.
+  iterate(rank == 0 ? 1 : 0, rank == 0 ? 2 : static_cast<std::size_t>(world - rank), rank % 2 != 0 ? nan : -inf, true);
+  expect_culprit(
+      overflow_culprit{
+          0, 0, nonfinite_element{0, 1, (world - 1) % 2 != 0 ? nonfinite_kind::nan : nonfinite_kind::negative_infinity},
+          world - 1},
+      "several ranks overflow");
+  // Every rank at the same place: the tie goes to rank 0.
+  iterate(1, 7, inf, true);
+  expect_culprit(overflow_culprit{1, 0, nonfinite_element{1, 7, nonfinite_kind::positive_infinity}, 0}, "a tie");
+  // Only the last rank: every rank names it.
+  iterate(0, 99, nan, rank == world - 1);
+  expect_culprit(overflow_culprit{2, 0, nonfinite_element{0, 99, nonfinite_kind::nan}, world - 1}, "one rank");
+  // A check made elsewhere (record_found_inf on rank 0): skipped everywhere, no culprit anywhere.
+  const std::size_t kept = scaler.get_amp_stats().culprits.size();
+  scaler.record_found_inf(rank == 0);
+  scaler.step([] {});
+  scaler.update();
+  expect(scaler.get_amp_stats().culprits.size() == kept && scaler.get_amp_stats().counters.skipped_steps == 4,
+         "record_found_inf: a culprit was named, or the step was not skipped");
+  mpi_require_same_state(scaler);
+}
+
 // Two optimizers per iteration; record_found_inf for the second.  An overflow in optimizer 1 on
 // one rank skips optimizer 1 everywhere, optimizer 0 steps everywhere, and update() backs off.
 void several_optimizers() {
@@ -250,6 +292,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
 
   each_rank_overflows_once();
+  culprits_agree();
   several_optimizers();
   sub_communicators();
   local_agreement_diverges();

@@ -334,9 +334,9 @@ TEST_CASE("statistics count steps and skips, keep a bounded history and export J
         "{\"iteration\": 4, \"from\": 32768, \"to\": 16384, \"reason\": \"backoff\"}, "
         "{\"iteration\": 6, \"from\": 16384, \"to\": 32768, \"reason\": \"growth\"}, "
         "{\"iteration\": 8, \"from\": 32768, \"to\": 65536, \"reason\": \"growth\"}], \"culprits\": ["
-        "{\"iteration\": 0, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}, "
-        "{\"iteration\": 1, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}, "
-        "{\"iteration\": 4, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\"}], "
+        "{\"iteration\": 0, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}, "
+        "{\"iteration\": 1, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}, "
+        "{\"iteration\": 4, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}], "
         "\"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 3}]}");
 
   const std::string path = "loss_scaler_test_stats.json";

@@ -190,11 +190,12 @@ TEST_CASE("culprits in the statistics, their JSON, the skip log and the skip-lim
   CHECK(s.culprit_counts[0] == culprit_count{0, 0, 1});
   CHECK(s.culprit_counts[1] == culprit_count{0, 1, 2});
   const std::string json = to_json(s);
-  CHECK_THAT(json, Catch::EndsWith(
-                       "\"culprits\": [{\"iteration\": 2, \"optimizer\": 0, \"array\": 0, \"element\": 9, \"kind\": "
-                       "\"nan\"}, {\"iteration\": 3, \"optimizer\": 0, \"array\": 1, \"element\": 0, \"kind\": "
-                       "\"-inf\"}], \"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 1}, "
-                       "{\"optimizer\": 0, \"array\": 1, \"count\": 2}]}"));
+  CHECK_THAT(json,
+             Catch::EndsWith(
+                 "\"culprits\": [{\"iteration\": 2, \"optimizer\": 0, \"array\": 0, \"element\": 9, \"kind\": "
+                 "\"nan\", \"rank\": -1}, {\"iteration\": 3, \"optimizer\": 0, \"array\": 1, \"element\": 0, \"kind\": "
+                 "\"-inf\", \"rank\": -1}], \"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 1}, "
+                 "{\"optimizer\": 0, \"array\": 1, \"count\": 2}]}"));
   REQUIRE(log.size() == 3);
   CHECK(log[0] ==
         "mixprec: skipped step at iteration 0, loss scale 65536 -> 32768; optimizer 0: array 1, element 2 (+inf)");
@@ -238,4 +239,56 @@ TEST_CASE("with a loss scale below 1 a gradient that the unscale overflows can b
   scaler.update();
   CHECK(scaler.get_amp_stats().culprits.at(0).element ==
         nonfinite_element{0, 0, nonfinite_kind::positive_infinity});  // max × 2 = inf, found first
+}
+
+TEST_CASE("smallest_culprit: the smallest (array, element, rank) of the processes' own", "[nonfinite]") {
+  using e = nonfinite_element;
+  const std::optional<e> none;
+  const std::optional<e> locals[] = {none, e{2, 9, nonfinite_kind::nan}, e{1, 40, nonfinite_kind::positive_infinity},
+                                     e{1, 40, nonfinite_kind::negative_infinity}, e{1, 41, nonfinite_kind::nan}};
+  const std::optional<ranked_nonfinite> best = smallest_culprit(locals, 5);
+  REQUIRE(best.has_value());
+  CHECK(best->element == e{1, 40, nonfinite_kind::positive_infinity});
+  CHECK(best->rank == 2);  // the tie at (1, 40) goes to the smaller rank
+  CHECK_FALSE(smallest_culprit(locals, 1).has_value());
+}
+
+namespace {
+
+// Another process's overflow, as an agreement that agrees on culprits would report it.
+struct two_process_agreement {
+  std::optional<nonfinite_element> other;  // the other process's first non-finite gradient
+  bool any(bool local) const { return local || other.has_value(); }
+  std::optional<ranked_nonfinite> first_culprit(const std::optional<nonfinite_element>& local) const {
+    const std::optional<nonfinite_element> locals[] = {local, other};  // this process is rank 0
+    return smallest_culprit(locals, 2);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an agreement with first_culprit makes the culprit and its rank the agreed ones",
+          "[nonfinite][loss_scaler]") {
+  std::vector<std::string> log;
+  scaler_options o;
+  o.skip_log = [&](const std::string& line) { log.push_back(line); };
+  two_process_agreement agreement{nonfinite_element{0, 2, nonfinite_kind::nan}};
+  loss_scaler<dynamic_scaling, two_process_agreement> scaler{dynamic_scaling{}, o, agreement};
+  std::vector<float> g(8, 1.0f);
+  CHECK_FALSE(scaler.unscale(g.data(), g.size()));  // finite here, NaN on rank 1
+  scaler.step([] {});
+  scaler.update();
+  CHECK(scaler.get_amp_stats().culprits.back() ==
+        overflow_culprit{0, 0, nonfinite_element{0, 2, nonfinite_kind::nan}, 1});
+  CHECK(log.back() ==
+        "mixprec: skipped step at iteration 0, loss scale 65536 -> 32768; optimizer 0: array 0, "
+        "element 2 (nan) on rank 1");
+  g.assign(8, 1.0f);
+  g[1] = inf;  // here, before rank 1's element 2: this one
+  scaler.unscale(g.data(), g.size());
+  scaler.step([] {});
+  scaler.update();
+  CHECK(scaler.get_amp_stats().culprits.back() ==
+        overflow_culprit{1, 0, nonfinite_element{0, 1, nonfinite_kind::positive_infinity}, 0});
+  CHECK_THAT(to_json(scaler.get_amp_stats()), Catch::Contains("\"kind\": \"+inf\", \"rank\": 0}"));
 }

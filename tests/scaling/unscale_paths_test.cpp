@@ -189,3 +189,84 @@ TEST_CASE("a narrow gradient's inf or NaN is found at the first, the last and a 
     }
   }
 }
+
+namespace {
+
+// The amax unscale_and_check reports for one array: float(max |g|) × inv_scale, from the values
+// before the call; inf or NaN as the array's worst non-finite value.
+template <class T>
+float expected_amax(const std::vector<T>& g, float inv_scale) {
+  float largest = 0;
+  bool has_inf = false, has_nan = false;
+  for (const T& x : g) {
+    const auto v = static_cast<float>(x);
+    has_nan |= std::isnan(v);
+    has_inf |= std::isinf(v);
+    if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+  }
+  if (has_nan) return std::numeric_limits<float>::quiet_NaN();
+  if (has_inf) return std::numeric_limits<float>::infinity();
+  return largest * inv_scale;
+}
+
+bool same_amax(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+}  // namespace
+
+TEST_CASE("per-array amax in the fused pass on every SIMD path and thread count", "[unscale][simd][amax]") {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> d(-3000.0f, 3000.0f);
+  for (simd_path p : available_paths()) {
+    path_guard guard(p);
+    INFO("path " << to_string(p));
+    for (const unsigned threads : {1u, 2u}) {
+      for (const float inv_scale : {1.0f, 0.125f, 3.0f}) {
+        INFO("threads " << threads << ", inv_scale " << inv_scale);
+        // Arrays of every kind and length class: empty, a vector tail, misaligned, large enough to
+        // span two threads' shares, bf16 and fp16, one holding an inf, one a NaN and an inf.
+        std::vector<std::vector<float>> floats(6);
+        const std::size_t float_sizes[] = {0, 13, 300, std::size_t{1} << 19, 5, 1000};
+        for (std::size_t a = 0; a < floats.size(); ++a) {
+          floats[a].resize(float_sizes[a]);
+          for (float& x : floats[a]) x = d(rng);
+        }
+        floats[4][3] = std::numeric_limits<float>::infinity();
+        floats[5][999] = -std::numeric_limits<float>::infinity();
+        floats[5][10] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<bfloat16> halves(777);
+        for (bfloat16& x : halves) x = bfloat16(d(rng));
+        std::vector<float16> smalls(129);
+        for (float16& x : smalls) x = float16(d(rng) / 8.0f);
+        std::vector<float> expected;
+        std::vector<gradient_view> views;
+        for (std::size_t a = 0; a < floats.size(); ++a) {
+          expected.push_back(expected_amax(floats[a], inv_scale));
+          // misaligned by one element for the 300-element array
+          views.emplace_back(floats[a].data() + (a == 2 ? 1 : 0), floats[a].size() - (a == 2 ? 1 : 0));
+          if (a == 2) {
+            expected.back() = expected_amax(std::vector<float>(floats[a].begin() + 1, floats[a].end()), inv_scale);
+          }
+        }
+        expected.push_back(expected_amax(halves, inv_scale));
+        views.emplace_back(halves.data(), halves.size());
+        expected.push_back(expected_amax(smalls, inv_scale));
+        views.emplace_back(smalls.data(), smalls.size());
+
+        std::vector<float> amax(views.size(), -1.0f);
+        unscale_options o;
+        o.threads = threads;
+        CHECK_FALSE(unscale_and_check(views.data(), views.size(), inv_scale, amax.data(), o));
+        for (std::size_t a = 0; a < views.size(); ++a) {
+          INFO("array " << a);
+          CHECK(same_amax(amax[a], expected[a]));
+        }
+      }
+    }
+  }
+  float* none = nullptr;
+  std::vector<float> g(4, 1.0f);
+  const gradient_view view(g.data(), g.size());
+  CHECK_THROWS_WITH(unscale_and_check(&view, 1, 1.0f, none),
+                    Catch::Contains("unscale_and_check: null amax pointer for 1 arrays"));
+  CHECK(unscale_and_check(&view, 0, 1.0f, none));  // no arrays: no amax to write
+}

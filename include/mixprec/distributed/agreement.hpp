@@ -28,6 +28,14 @@
 //   mpi_agreement             (distributed/mpi.hpp) MPI_Allreduce with MPI_MAX on a communicator
 //   nccl_agreement            (distributed/nccl.hpp) ncclAllReduce with ncclMax on a communicator
 //
+// Optionally, an agreement can also agree on which gradient overflowed:
+//
+//   std::optional<ranked_nonfinite> first_culprit(const std::optional<nonfinite_element>& local);
+//
+// also collective, called by every process after each check whose agreed found_inf is true; it
+// returns smallest_culprit (scaling/nonfinite.hpp) of every process's `local`, so that every
+// process reports the same (array, element, rank).  mpi_agreement has it.
+//
 // Writing an agreement for another communicator (Gloo, oneCCL, a custom RPC, threads sharing
 // one process) needs only any(): reduce the flag with a logical OR (or MAX of 0/1) over the
 // processes that share the model, and return the result.  Either write a struct with that one

@@ -14,6 +14,11 @@
 // together (usually the world; Megatron-LM reduces found_inf over its model-parallel group after
 // the data-parallel all-reduce of the gradients has already spread any inf).
 //
+// After a check that found inf/NaN on any process, one MPI_Allgather of each process's first
+// non-finite gradient (four 64-bit words) lets every process name the same culprit: the smallest
+// (array, element, rank) (first_culprit; loss_scaler.hpp, nonfinite.hpp).  A step whose
+// gradients are finite everywhere makes only the MPI_Allreduce.
+//
 // Requirements: MPI is initialized (and not finalized) when any() runs; every process of the
 // communicator makes the same sequence of checks (any() is collective).  MPI errors are fatal by
 // default (MPI_ERRORS_ARE_FATAL); with MPI_ERRORS_RETURN set on the communicator, a failed call
@@ -37,11 +42,13 @@
 #include <cstdint>
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../scaling/errors.hpp"
 #include "../scaling/loss_scaler.hpp"
+#include "../scaling/nonfinite.hpp"
 #include "agreement.hpp"
 
 namespace mixprec {
@@ -79,6 +86,30 @@ class mpi_agreement {
     detail::mpi_check(MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce(MPI_MAX)",
                       "mpi_agreement::any (agreeing on found_inf)");
     return global != 0;
+  }
+
+  // The smallest (array, element, rank) of the processes' first non-finite gradients
+  // (collective: loss_scaler calls it on every process after a check that found inf/NaN).
+  std::optional<ranked_nonfinite> first_culprit(const std::optional<nonfinite_element>& local) const {
+    detail::require_mpi_running("mpi_agreement::first_culprit");
+    int ranks = 0;
+    detail::mpi_check(MPI_Comm_size(comm_, &ranks), "MPI_Comm_size", "mpi_agreement::first_culprit");
+    constexpr int words = 4;  // found, array, element, kind
+    const std::uint64_t mine[words] = {local ? 1u : 0u, local ? static_cast<std::uint64_t>(local->view) : 0u,
+                                       local ? static_cast<std::uint64_t>(local->element) : 0u,
+                                       local ? static_cast<std::uint64_t>(local->kind) : 0u};
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(ranks) * words);
+    detail::mpi_check(MPI_Allgather(mine, words, MPI_UINT64_T, all.data(), words, MPI_UINT64_T, comm_), "MPI_Allgather",
+                      "mpi_agreement::first_culprit (agreeing on the culprit)");
+    std::vector<std::optional<nonfinite_element>> locals(static_cast<std::size_t>(ranks));
+    for (std::size_t r = 0; r < locals.size(); ++r) {
+      const std::uint64_t* w = all.data() + r * words;
+      if (w[0] == 0) continue;
+      const auto kind = w[3] <= static_cast<std::uint64_t>(nonfinite_kind::nan) ? static_cast<nonfinite_kind>(w[3])
+                                                                                : nonfinite_kind::nan;
+      locals[r] = nonfinite_element{static_cast<std::size_t>(w[1]), static_cast<std::size_t>(w[2]), kind};
+    }
+    return smallest_culprit(locals.data(), ranks);
   }
 
   // The fp8 recipes' amax agreement: mpi_reduce_amax over this communicator.

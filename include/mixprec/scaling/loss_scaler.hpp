@@ -22,7 +22,12 @@
 // of the arrays it was given (find_first_nonfinite, nonfinite.hpp; a search made only after a
 // failed check, so a step with finite gradients costs nothing more).  update() keeps each
 // culprit in the statistics (culprits, culprit_counts), names them in skip_limit_error, and
-// gives scaler_options::skip_log one line per skipped iteration.
+// gives scaler_options::skip_log one line per skipped iteration.  An Agreement with
+//   std::optional<ranked_nonfinite> first_culprit(const std::optional<nonfinite_element>& local)
+// (collective, called by every process after each check that found inf/NaN anywhere;
+// mpi_agreement has it) makes every process name the same culprit: the smallest (array, element,
+// rank) of the processes' own (smallest_culprit, nonfinite.hpp).  Without it each process keeps
+// its own, with rank -1.
 //
 // A loss_scaler is not thread-safe; unscale may use threads internally (scaler_options::unscale).
 #pragma once
@@ -61,6 +66,15 @@ struct local_agreement {
 };
 
 namespace detail {
+
+// Whether an Agreement agrees on culprits too (first_culprit, above).
+template <class Agreement, class = void>
+struct agrees_on_culprits : std::false_type {};
+template <class Agreement>
+struct agrees_on_culprits<Agreement, std::void_t<decltype(std::declval<Agreement&>().first_culprit(
+                                         std::declval<const std::optional<nonfinite_element>&>()))>> : std::true_type {
+};
+
 template <class Policy>
 std::string policy_label(const Policy&) {
   return Policy::name;
@@ -284,7 +298,8 @@ class loss_scaler {
     phase stage = phase::ready;
     bool checked = false;  // its found_inf is known (agreed across processes)
     bool found_inf = false;
-    std::optional<nonfinite_element> culprit;  // unscale()'s, when its own check failed
+    std::optional<nonfinite_element> culprit;  // unscale()'s own, or the one agreed across processes
+    int culprit_rank = -1;                     // the agreed culprit's process; -1: not agreed
   };
 
   scaler_snapshot<Policy> snapshot() const { return {policy_, state_, options_, counters_, history_}; }
@@ -331,6 +346,16 @@ class loss_scaler {
     const bool found = agreement_.any(local_found_inf);
     records_[i].checked = true;
     records_[i].found_inf = found;
+    if constexpr (detail::agrees_on_culprits<Agreement>::value) {
+      if (found) {  // every process is here: found is agreed
+        const std::optional<ranked_nonfinite> agreed = agreement_.first_culprit(records_[i].culprit);
+        records_[i].culprit.reset();
+        if (agreed) {
+          records_[i].culprit = agreed->element;
+          records_[i].culprit_rank = agreed->rank;
+        }
+      }
+    }
     return found;
   }
 
@@ -382,9 +407,15 @@ class loss_scaler {
     std::string text;
     for (std::size_t i = 0; i < records_.size(); ++i) {
       if (!records_[i].checked || !records_[i].found_inf) continue;
-      text += (text.empty() ? "" : "; ") + std::string("optimizer ") + std::to_string(i) + ": " +
-              (records_[i].culprit ? to_string(*records_[i].culprit)
-                                   : std::string("none in this process (record_found_inf or another process)"));
+      const record& r = records_[i];
+      text += (text.empty() ? "" : "; ") + std::string("optimizer ") + std::to_string(i) + ": ";
+      if (!r.culprit) {
+        text += detail::agrees_on_culprits<Agreement>::value
+                    ? "none found (record_found_inf)"
+                    : "none in this process (record_found_inf or another process)";
+      } else {
+        text += to_string(*r.culprit) + (r.culprit_rank >= 0 ? " on rank " + std::to_string(r.culprit_rank) : "");
+      }
     }
     return text;
   }
@@ -395,7 +426,7 @@ class loss_scaler {
       const nonfinite_element& e = *records_[i].culprit;
       if (options_.history_capacity > 0) {
         if (culprits_.size() >= options_.history_capacity) culprits_.pop_front();
-        culprits_.push_back(overflow_culprit{state_.iteration, i, e});
+        culprits_.push_back(overflow_culprit{state_.iteration, i, e, records_[i].culprit_rank});
       }
       auto at = std::lower_bound(culprit_counts_.begin(), culprit_counts_.end(), std::make_pair(i, e.view),
                                  [](const culprit_count& c, const std::pair<std::size_t, std::size_t>& key) {

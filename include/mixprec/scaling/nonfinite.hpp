@@ -60,6 +60,28 @@ struct nonfinite_element {
   friend bool operator!=(const nonfinite_element& a, const nonfinite_element& b) { return !(a == b); }
 };
 
+// A culprit agreed across processes (an Agreement's first_culprit, loss_scaler.hpp): the
+// element, and the rank, in the agreement's communicator, of the process whose gradient it is.
+struct ranked_nonfinite {
+  nonfinite_element element;
+  int rank = 0;
+};
+
+// Of the processes' first non-finite elements, the smallest (view, element, rank): the one every
+// process reports.  `locals[r]` is rank r's, if it found one.
+inline std::optional<ranked_nonfinite> smallest_culprit(const std::optional<nonfinite_element>* locals, int ranks) {
+  std::optional<ranked_nonfinite> best;
+  for (int r = 0; r < ranks; ++r) {
+    const std::optional<nonfinite_element>& e = locals[r];
+    if (!e) continue;
+    if (!best || e->view < best->element.view ||
+        (e->view == best->element.view && e->element < best->element.element)) {
+      best = ranked_nonfinite{*e, r};
+    }
+  }
+  return best;
+}
+
 // "array 3, element 517 (+inf)"
 inline std::string to_string(const nonfinite_element& e) {
   return "array " + std::to_string(e.view) + ", element " + std::to_string(e.element) + " (" + to_string(e.kind) + ")";

@@ -72,9 +72,10 @@ struct overflow_culprit {
   std::int64_t iteration = 0;  // the update that closed the iteration (as scale_change)
   std::size_t optimizer = 0;
   nonfinite_element element;  // view: the array's index in the list given to unscale()
+  int rank = -1;              // the process, when the Agreement agrees on culprits; else -1
 
   friend bool operator==(const overflow_culprit& a, const overflow_culprit& b) {
-    return a.iteration == b.iteration && a.optimizer == b.optimizer && a.element == b.element;
+    return a.iteration == b.iteration && a.optimizer == b.optimizer && a.element == b.element && a.rank == b.rank;
   }
 };
 
@@ -127,7 +128,8 @@ inline std::string to_json(const scaler_statistics& s) {
     const overflow_culprit& c = s.culprits[i];
     out += (i ? ", " : "") + std::string("{\"iteration\": ") + number_text(c.iteration) +
            ", \"optimizer\": " + std::to_string(c.optimizer) + ", \"array\": " + std::to_string(c.element.view) +
-           ", \"element\": " + std::to_string(c.element.element) + ", \"kind\": \"" + to_string(c.element.kind) + "\"}";
+           ", \"element\": " + std::to_string(c.element.element) + ", \"kind\": \"" + to_string(c.element.kind) +
+           "\", \"rank\": " + std::to_string(c.rank) + "}";
   }
   out += "], \"culprit_counts\": [";
   for (std::size_t i = 0; i < s.culprit_counts.size(); ++i) {

@@ -93,26 +93,25 @@ inline simd_path unscale_simd_path() noexcept {
 // exactly when x is inf or NaN.
 constexpr std::uint32_t float_infinity_bits = 0x7F80'0000u;
 
-// 1 for inf and NaN (exponent all ones), 0 otherwise: the test PyTorch makes with isfinite.
-inline std::uint32_t non_finite_bit(float x) noexcept {
-  return static_cast<std::uint32_t>((bit_cast<std::uint32_t>(x) & float_infinity_bits) == float_infinity_bits);
-}
+// |x| as float bits: ordered as the magnitudes are, inf's bits below every NaN's.
+inline std::uint32_t magnitude_bits(float x) noexcept { return bit_cast<std::uint32_t>(x) & 0x7FFF'FFFFu; }
 
-// One element at a time; returns float_infinity_bits if an element was inf or NaN, else 0.
+// One element at a time; returns the largest |g| before the multiply as float bits (at least
+// float_infinity_bits if an element was inf or NaN).
 template <bool Multiply>
 inline std::uint32_t unscale_float_one_by_one(float* g, std::size_t n, float inv_scale) noexcept {
-  std::uint32_t flags = 0;
+  std::uint32_t largest = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    flags |= non_finite_bit(g[i]);
+    largest = std::max(largest, magnitude_bits(g[i]));
     if constexpr (Multiply) g[i] = g[i] * inv_scale;
   }
-  return flags != 0 ? float_infinity_bits : 0u;
+  return largest;
 }
 
 // float gradients: the bulk kernels' multiply_in_place (bulk/kernels.inl) on the active path,
-// which returns the largest |g| (inf or NaN: at least the bits of infinity).
+// which returns the largest |g| (inf or NaN: at least the bits of infinity), as this does.
 template <bool Multiply>
-inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
+inline std::uint32_t unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
   std::uint32_t largest = 0;
   // The elements before the first 64-byte boundary go one by one, so that no vector load or
   // store of the kernel splits a cache line (a split store costs two line writes).
@@ -126,8 +125,8 @@ inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
   const bool vectorised = with_kernels(unscale_simd_path(), [&](auto target) {
     largest = std::max(largest, decltype(target)::template multiply_in_place<Multiply>(g, n, inv_scale));
   });
-  if (!vectorised) largest |= unscale_float_one_by_one<Multiply>(g, n, inv_scale);
-  return largest < float_infinity_bits;
+  if (!vectorised) largest = std::max(largest, unscale_float_one_by_one<Multiply>(g, n, inv_scale));
+  return largest;
 }
 
 // bfloat16 / float16: widen exactly, check, multiply in float, round back once.  On the bulk
@@ -138,7 +137,7 @@ inline bool unscale_float(float* g, std::size_t n, float inv_scale) noexcept {
 constexpr std::size_t unscale_narrow_block = 512;
 
 template <class T, bool Multiply>
-inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noexcept {
+inline std::uint32_t unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noexcept {
   std::uint32_t largest = 0;
   const bool vectorised = with_kernels(unscale_simd_path(), [&](auto target) {
     using Target = decltype(target);
@@ -154,19 +153,21 @@ inline bool unscale_narrow(T* g, std::size_t n, float inv_scale, rounding r) noe
       }
     }
   });
-  if (vectorised) return largest < float_infinity_bits;
-  std::uint32_t flags = 0;
+  if (vectorised) return largest;
   for (std::size_t i = 0; i < n; ++i) {
     const auto x = static_cast<float>(g[i]);
-    flags |= non_finite_bit(x);
+    largest = std::max(largest, magnitude_bits(x));
     if constexpr (Multiply) g[i] = convert<T>(x * inv_scale, r);
   }
-  return flags == 0;
+  return largest;
 }
 
-// Not `inline`: the compiled mode (docs/design.md) declares its two instantiations extern below.
+// The largest |g| of the part before the multiply, as float bits (inf or NaN: at least
+// float_infinity_bits).  Not `inline`: the compiled mode (docs/design.md) declares its two
+// instantiations extern below.
 template <bool Multiply>
-bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale, rounding r) noexcept {
+std::uint32_t unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, float inv_scale,
+                           rounding r) noexcept {
   switch (v.type()) {
     case dtype::float32:
       return unscale_float<Multiply>(static_cast<float*>(v.data()) + begin, end - begin, inv_scale);
@@ -177,35 +178,48 @@ bool unscale_part(const gradient_view& v, std::size_t begin, std::size_t end, fl
     default:  // a gradient_view holds no other dtype
       break;
   }
-  return true;
+  return 0;
 }
 
 // The unscale kernels of every gradient type and SIMD path, which mixprec::compiled builds once
 // (src/compiled/unscale.cpp); EXTERN is `extern` or nothing.
-#define MIXPREC_UNSCALE_INSTANTIATIONS(EXTERN)                                                                        \
-  EXTERN template bool unscale_part<false>(const gradient_view&, std::size_t, std::size_t, float, rounding) noexcept; \
-  EXTERN template bool unscale_part<true>(const gradient_view&, std::size_t, std::size_t, float, rounding) noexcept;
+#define MIXPREC_UNSCALE_INSTANTIATIONS(EXTERN)                                                             \
+  EXTERN template std::uint32_t unscale_part<false>(const gradient_view&, std::size_t, std::size_t, float, \
+                                                    rounding) noexcept;                                    \
+  EXTERN template std::uint32_t unscale_part<true>(const gradient_view&, std::size_t, std::size_t, float,  \
+                                                   rounding) noexcept;
 #if defined(MIXPREC_COMPILED)
 MIXPREC_UNSCALE_INSTANTIATIONS(extern)
 #endif
 
-// Runs unscale_part over the elements [first, last) of the concatenation of the arrays.
+// Runs unscale_part over the elements [first, last) of the concatenation of the arrays; true
+// when every one was finite.  With `largest`, largest[a] = max(largest[a], the part's largest
+// |g| bits) for each array a the share touches.
 inline bool unscale_share(const gradient_view* arrays, std::size_t count, std::size_t first, std::size_t last,
-                          float inv_scale, rounding r) noexcept {
+                          float inv_scale, rounding r, std::uint32_t* largest = nullptr) noexcept {
   bool finite = true;
   std::size_t offset = 0;
   for (std::size_t a = 0; a < count && offset < last; ++a) {
     const std::size_t size = arrays[a].size();
     const std::size_t begin = std::max(first, offset), end = std::min(last, offset + size);
     if (begin < end) {
-      const bool part_finite = inv_scale == 1.0f
-                                   ? unscale_part<false>(arrays[a], begin - offset, end - offset, inv_scale, r)
-                                   : unscale_part<true>(arrays[a], begin - offset, end - offset, inv_scale, r);
-      if (!part_finite) finite = false;
+      const std::uint32_t part = inv_scale == 1.0f
+                                     ? unscale_part<false>(arrays[a], begin - offset, end - offset, inv_scale, r)
+                                     : unscale_part<true>(arrays[a], begin - offset, end - offset, inv_scale, r);
+      if (part >= float_infinity_bits) finite = false;
+      if (largest != nullptr) largest[a] = std::max(largest[a], part);
     }
     offset += size;
   }
   return finite;
+}
+
+// An array's amax after the unscale from its largest |g| before it (as float bits): NaN for a
+// NaN, inf for an inf, else float(|g|) × inv_scale in float.
+inline float unscaled_amax(std::uint32_t largest, float inv_scale) noexcept {
+  if (largest > float_infinity_bits) return std::numeric_limits<float>::quiet_NaN();
+  if (largest == float_infinity_bits) return std::numeric_limits<float>::infinity();
+  return bit_cast<float>(largest) * inv_scale;
 }
 
 inline void check_gradient_views(const char* function, const gradient_view* arrays, std::size_t count) {
@@ -236,24 +250,63 @@ inline void check_gradient_views(const char* function, const gradient_view* arra
 
 }  // namespace detail
 
-// Unscales every array in place (x * inv_scale in float, rounded back for bfloat16/float16)
-// and returns true when every value was finite before the multiply.
-inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale,
-                              const unscale_options& options = {}) {
-  detail::check_gradient_views("unscale_and_check", arrays, count);
+namespace detail {
+
+inline bool unscale_views(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
+                          const unscale_options& options) {
   if (count == 0) return true;
   std::size_t total = 0;
   for (std::size_t a = 0; a < count; ++a) total += arrays[a].size();
   // Shares of whole cache lines (multiples of 64 elements), one per thread, the caller's first;
   // a thread that cannot be started leaves its share to the caller (detail/parallel.hpp).
-  const detail::work_split split =
-      detail::split_work(total, detail::resolve_thread_count(options.threads), unscale_elements_per_thread, 64);
-  if (split.count == 1) return detail::unscale_share(arrays, count, 0, total, inv_scale, options.gradient_rounding);
-  std::vector<unsigned char> finite(split.count, 1);
-  detail::run_chunks(split, [&](std::size_t share, std::size_t first, std::size_t last) {
-    finite[share] = detail::unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding);
-  });
-  return std::all_of(finite.begin(), finite.end(), [](unsigned char f) { return f != 0; });
+  const work_split split = split_work(total, resolve_thread_count(options.threads), unscale_elements_per_thread, 64);
+  // With amax: each share's largest |g| per array (an array can span shares), merged below.
+  std::vector<std::uint32_t> largest(amax != nullptr ? split.count * count : 0, 0u);
+  const auto largest_of = [&](std::size_t share) { return amax != nullptr ? largest.data() + share * count : nullptr; };
+  bool finite = true;
+  if (split.count == 1) {
+    finite = unscale_share(arrays, count, 0, total, inv_scale, options.gradient_rounding, largest_of(0));
+  } else {
+    std::vector<unsigned char> share_finite(split.count, 1);
+    run_chunks(split, [&](std::size_t share, std::size_t first, std::size_t last) {
+      share_finite[share] =
+          unscale_share(arrays, count, first, last, inv_scale, options.gradient_rounding, largest_of(share));
+    });
+    finite = std::all_of(share_finite.begin(), share_finite.end(), [](unsigned char f) { return f != 0; });
+  }
+  if (amax != nullptr) {
+    for (std::size_t a = 0; a < count; ++a) {
+      std::uint32_t bits = 0;
+      for (std::size_t share = 0; share < split.count; ++share) bits = std::max(bits, largest[share * count + a]);
+      amax[a] = unscaled_amax(bits, inv_scale);
+    }
+  }
+  return finite;
+}
+
+}  // namespace detail
+
+// Unscales every array in place (x * inv_scale in float, rounded back for bfloat16/float16)
+// and returns true when every value was finite before the multiply.
+inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale,
+                              const unscale_options& options = {}) {
+  detail::check_gradient_views("unscale_and_check", arrays, count);
+  return detail::unscale_views(arrays, count, inv_scale, nullptr, options);
+}
+
+// The same pass, and each array's amax on the way (Transformer Engine's per-tensor amax of the
+// gradients, without a second read): amax[a] = float(max |g|) × inv_scale in float, the largest
+// unscaled magnitude of array a before any rounding back to bfloat16/float16 (rounding is
+// monotonic, so under nearest_even it rounds to the largest stored magnitude); +inf when the
+// array held an inf and no NaN, NaN when it held a NaN, 0 when it is empty or all zeros.
+inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
+                              const unscale_options& options = {}) {
+  detail::check_gradient_views("unscale_and_check", arrays, count);
+  if (count > 0 && amax == nullptr) {
+    throw invalid_argument("unscale_and_check: null amax pointer for " + std::to_string(count) + " arrays");
+  }
+  if (count > 0) detail::check_array_extent("unscale_and_check", "amax", amax, count);
+  return detail::unscale_views(arrays, count, inv_scale, amax, options);
 }
 
 template <class T, class = std::enable_if_t<std::is_constructible<gradient_view, T*, std::size_t>::value>>

@@ -326,6 +326,8 @@ TEST_CASE("statistics count steps and skips, keep a bounded history and export J
   CHECK(s.history.front().iteration == 4);
   CHECK(s.history.back().iteration == 8);
   CHECK(s.history.back().reason == scale_change_reason::growth);
+  // Iterations per power of two of the scale: 2^16 once, then 2^15 and 2^14 four times each.
+  CHECK(s.scale_histogram == std::vector<scale_bin>{{14, 4}, {15, 4}, {16, 1}});
   const std::string json = to_json(s);
   CHECK(json ==
         "{\"policy\": \"dynamic_scaling\", \"scale\": 65536, \"growth_tracker\": 0, \"hysteresis_tracker\": 0, "
@@ -337,7 +339,8 @@ TEST_CASE("statistics count steps and skips, keep a bounded history and export J
         "{\"iteration\": 0, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}, "
         "{\"iteration\": 1, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}, "
         "{\"iteration\": 4, \"optimizer\": 0, \"array\": 0, \"element\": 1, \"kind\": \"+inf\", \"rank\": -1}], "
-        "\"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 3}]}");
+        "\"culprit_counts\": [{\"optimizer\": 0, \"array\": 0, \"count\": 3}], \"scale_histogram\": ["
+        "{\"log2_scale\": 14, \"steps\": 4}, {\"log2_scale\": 15, \"steps\": 4}, {\"log2_scale\": 16, \"steps\": 1}]}");
 
   const std::string path = "loss_scaler_test_stats.json";
   scaler.save_amp_stats(path);

@@ -244,6 +244,7 @@ class loss_scaler {
     history_.clear();
     culprits_.clear();
     culprit_counts_.clear();
+    scale_histogram_.clear();
   }
 
   scaler_statistics get_amp_stats() const {
@@ -258,6 +259,7 @@ class loss_scaler {
     s.history = history_;
     s.culprits = culprits_;
     s.culprit_counts = culprit_counts_;
+    s.scale_histogram = scale_histogram_;
     return s;
   }
   void save_amp_stats(const std::string& path) const { detail::write_file(path, to_json(get_amp_stats()) + "\n"); }
@@ -439,6 +441,15 @@ class loss_scaler {
     }
   }
 
+  // One more iteration at `scale` (in the usable range: a positive, finite float).
+  void count_scale(double scale) {
+    const int k = std::ilogb(scale);
+    auto at = std::lower_bound(scale_histogram_.begin(), scale_histogram_.end(), k,
+                               [](const scale_bin& b, int key) { return b.log2_scale < key; });
+    if (at == scale_histogram_.end() || at->log2_scale != k) at = scale_histogram_.insert(at, scale_bin{k, 0});
+    ++at->steps;
+  }
+
   void commit(const scale_state& next, const scaler_counters& counters, scale_change_reason reason, bool at_floor) {
     if ((next.scale != state_.scale || at_floor) && options_.history_capacity > 0) {
       if (history_.size() >= options_.history_capacity) history_.pop_front();
@@ -451,6 +462,7 @@ class loss_scaler {
                  detail::number_text(state_.scale) + " -> " + detail::number_text(next.scale) + "; " + culprits_text();
     }
     keep_culprits();
+    count_scale(state_.scale);
     state_ = next;
     counters_ = counters;
     records_.clear();
@@ -465,6 +477,7 @@ class loss_scaler {
   std::deque<scale_change> history_;
   std::deque<overflow_culprit> culprits_;
   std::vector<culprit_count> culprit_counts_;
+  std::vector<scale_bin> scale_histogram_;
   std::vector<record> records_;
 };
 

@@ -89,6 +89,17 @@ struct culprit_count {
   }
 };
 
+// Iterations at one power of two of the loss scale: scales s with 2^log2_scale <= s <
+// 2^(log2_scale + 1) (std::ilogb).
+struct scale_bin {
+  int log2_scale = 0;
+  std::int64_t steps = 0;
+
+  friend bool operator==(const scale_bin& a, const scale_bin& b) {
+    return a.log2_scale == b.log2_scale && a.steps == b.steps;
+  }
+};
+
 struct scaler_statistics {
   std::string policy;  // the policy's name (and rule set)
   double scale = 0;
@@ -101,6 +112,10 @@ struct scaler_statistics {
   // part of the saved state.
   std::deque<overflow_culprit> culprits;
   std::vector<culprit_count> culprit_counts;
+  // How many iterations (closed by update()) ran at each power of two of the scale, the scale
+  // over time at a glance: non-empty bins, increasing (at most 256: the usable scales span
+  // 2^-128 to 2^127).  Not part of the saved state either.
+  std::vector<scale_bin> scale_histogram;
 };
 
 inline std::string to_json(const scaler_statistics& s) {
@@ -136,6 +151,11 @@ inline std::string to_json(const scaler_statistics& s) {
     const culprit_count& c = s.culprit_counts[i];
     out += (i ? ", " : "") + std::string("{\"optimizer\": ") + std::to_string(c.optimizer) +
            ", \"array\": " + std::to_string(c.view) + ", \"count\": " + number_text(c.count) + "}";
+  }
+  out += "], \"scale_histogram\": [";
+  for (std::size_t i = 0; i < s.scale_histogram.size(); ++i) {
+    out += (i ? ", " : "") + std::string("{\"log2_scale\": ") + std::to_string(s.scale_histogram[i].log2_scale) +
+           ", \"steps\": " + number_text(s.scale_histogram[i].steps) + "}";
   }
   return out + "]}";
 }

@@ -6,7 +6,8 @@
 // and, for 64 Mi bfloat16 / float16 gradients, against an in-place pass over the 16-bit codes (the
 // limit) and the per-element scalar rule.  fused_then_culprit is a skipped step's cost: the fused
 // pass, then find_first_nonfinite (scaling/nonfinite.hpp) with the inf in the last element (the
-// worst case: it reads everything again); a step with finite gradients runs the fused pass only.
+// worst case: it reads everything again), and culprit_search the search alone; a step with
+// finite gradients runs the fused pass only.
 // fused_amax is the fused pass that also returns each array's amax.
 // Arguments: threads (1, 2).  The multiplier alternates between 0.5 and 2 so that the values
 // stay in range; bytes_per_second counts the array once (4 bytes per element).
@@ -145,6 +146,20 @@ void fused_then_culprit(benchmark::State& state, bool many) {
   last = kept;
 }
 
+// The search alone, with the inf in the last element: what a skipped step adds.
+void culprit_search(benchmark::State& state, bool many) {
+  const auto views = views_for(many);
+  float& last = buffer().back();
+  const float kept = last;
+  last = std::numeric_limits<float>::infinity();
+  run_passes(state, total * sizeof(float), [&](float) {
+    const auto culprit = mixprec::find_first_nonfinite(views.data(), views.size());
+    benchmark::DoNotOptimize(culprit);
+    return !culprit.has_value();
+  });
+  last = kept;
+}
+
 bool two_pass(float* g, std::size_t n, float s) {
   bool finite = true;
   for (std::size_t i = 0; i < n; ++i) finite &= std::isfinite(g[i]);
@@ -230,11 +245,13 @@ BENCHMARK_CAPTURE(inplace_pass, one_array, false)->Arg(1)->Arg(2)->UseRealTime()
 BENCHMARK_CAPTURE(fused, one_array, false)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_amax, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_then_culprit, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(culprit_search, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, one_array, false)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(inplace_pass, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused, 1000_arrays, true)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_amax, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(fused_then_culprit, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(culprit_search, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(naive_two_pass, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(per_tensor, 1000_arrays, true)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 

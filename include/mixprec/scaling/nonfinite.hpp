@@ -20,6 +20,7 @@
 // afterwards, and may be found first.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -89,24 +90,15 @@ inline std::string to_string(const nonfinite_element& e) {
 
 namespace detail {
 
-// The index of the first code of `codes` whose exponent field is all ones (inf or NaN), or n.
-// Blocks of 256 codes are copied out (no aliasing of the caller's float or bfloat16 objects)
-// and or-reduced, which compilers vectorise; only the block that holds one is searched element
-// by element.
+// The index of the first of the n codes at `data` whose exponent field is all ones (inf or NaN),
+// or n.  The codes are read through memcpy (no aliasing of the caller's float or bfloat16
+// objects), which compiles to plain loads.
 template <class Code>
-std::size_t first_nonfinite_code(const void* data, std::size_t n, Code exponent) noexcept {
-  constexpr std::size_t block = 256;
-  Code codes[block];
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t first = 0; first < n; first += block) {
-    const std::size_t count = n - first < block ? n - first : block;
-    std::memcpy(codes, bytes + first * sizeof(Code), count * sizeof(Code));
-    bool any = false;
-    for (std::size_t i = 0; i < count; ++i) any |= (codes[i] & exponent) == exponent;
-    if (!any) continue;
-    for (std::size_t i = 0; i < count; ++i) {
-      if ((codes[i] & exponent) == exponent) return first + i;
-    }
+std::size_t first_nonfinite_code(const unsigned char* data, std::size_t n, Code exponent) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    Code code;
+    std::memcpy(&code, data + i * sizeof(Code), sizeof(Code));
+    if ((code & exponent) == exponent) return i;
   }
   return n;
 }
@@ -118,25 +110,31 @@ nonfinite_kind kind_of_code(Code code, Code exponent, Code sign) noexcept {
   return (code & sign) != 0 ? nonfinite_kind::negative_infinity : nonfinite_kind::positive_infinity;
 }
 
-// The first non-finite element of one array of `type` (float32, bfloat16 or float16), if any.
-inline std::optional<nonfinite_element> first_nonfinite_of(const void* data, std::size_t n, dtype type,
-                                                           std::size_t view) noexcept {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  if (type == dtype::float32) {
-    constexpr std::uint32_t exponent = 0x7F80'0000u, sign = 0x8000'0000u;
-    const std::size_t i = first_nonfinite_code<std::uint32_t>(data, n, exponent);
-    if (i == n) return std::nullopt;
-    std::uint32_t code;
+// The first non-finite element of one array, if any.  Blocks of 4096 elements go through
+// unscale's check pass (unscale_part without the multiply: the same SIMD kernels, which only
+// read the array and return its largest magnitude), at the speed of the fused pass; only the
+// block that holds an inf or NaN is searched element by element.
+inline std::optional<nonfinite_element> first_nonfinite_of(const gradient_view& v, std::size_t view) noexcept {
+  constexpr std::size_t block = 4096;
+  const auto* bytes = static_cast<const unsigned char*>(v.data());
+  for (std::size_t first = 0; first < v.size(); first += block) {
+    const std::size_t count = std::min(block, v.size() - first);
+    if (unscale_part<false>(v, first, first + count, 1.0f, rounding::nearest_even) < float_infinity_bits) continue;
+    if (v.type() == dtype::float32) {
+      constexpr std::uint32_t exponent = 0x7F80'0000u, sign = 0x8000'0000u;
+      const std::size_t i = first + first_nonfinite_code<std::uint32_t>(bytes + first * 4, count, exponent);
+      std::uint32_t code;
+      std::memcpy(&code, bytes + i * sizeof code, sizeof code);
+      return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
+    }
+    // bfloat16: 8 exponent bits under the sign; float16: 5.
+    const std::uint16_t exponent = v.type() == dtype::bfloat16 ? 0x7F80u : 0x7C00u, sign = 0x8000u;
+    const std::size_t i = first + first_nonfinite_code<std::uint16_t>(bytes + first * 2, count, exponent);
+    std::uint16_t code;
     std::memcpy(&code, bytes + i * sizeof code, sizeof code);
     return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
   }
-  // bfloat16: 8 exponent bits under the sign; float16: 5.
-  const std::uint16_t exponent = type == dtype::bfloat16 ? 0x7F80u : 0x7C00u, sign = 0x8000u;
-  const std::size_t i = first_nonfinite_code<std::uint16_t>(data, n, exponent);
-  if (i == n) return std::nullopt;
-  std::uint16_t code;
-  std::memcpy(&code, bytes + i * sizeof code, sizeof code);
-  return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
+  return std::nullopt;
 }
 
 }  // namespace detail
@@ -146,10 +144,7 @@ inline std::optional<nonfinite_element> first_nonfinite_of(const void* data, std
 inline std::optional<nonfinite_element> find_first_nonfinite(const gradient_view* arrays, std::size_t count) {
   detail::check_gradient_views("find_first_nonfinite", arrays, count);
   for (std::size_t a = 0; a < count; ++a) {
-    const gradient_view& v = arrays[a];
-    if (const std::optional<nonfinite_element> found = detail::first_nonfinite_of(v.data(), v.size(), v.type(), a)) {
-      return found;
-    }
+    if (const std::optional<nonfinite_element> found = detail::first_nonfinite_of(arrays[a], a)) return found;
   }
   return std::nullopt;
 }
@@ -161,7 +156,9 @@ std::optional<nonfinite_element> find_first_nonfinite(const T* data, std::size_t
     throw invalid_argument("find_first_nonfinite: null array pointer with n = " + std::to_string(n));
   }
   detail::check_array_extent("find_first_nonfinite", "gradient", data, n);
-  return detail::first_nonfinite_of(data, n, dtype_of<T>, 0);
+  // A view for the check pass, which never writes through it (unscale_part<false>).
+  const gradient_view view(const_cast<T*>(data), n);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  return detail::first_nonfinite_of(view, 0);
 }
 
 }  // namespace mixprec

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "simd_paths.hpp"
+
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -22,13 +24,6 @@ using namespace mixprec;
 namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
-
-struct path_guard {  // restores the detected path even when a check throws
-  explicit path_guard(simd_path p) { force_simd_path(p); }
-  ~path_guard() { reset_simd_path(); }
-  path_guard(const path_guard&) = delete;
-  path_guard& operator=(const path_guard&) = delete;
-};
 
 // A non-finite value of each kind in T, NaNs with several payloads (quiet and signalling).
 template <class T>
@@ -141,7 +136,7 @@ TEST_CASE("the scaler names the first non-finite gradient after unscaling on eve
           "[nonfinite][loss_scaler]") {
   for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
     if (!simd_path_supported(p)) continue;
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     for (const std::size_t at :
          {std::size_t{0}, std::size_t{17}, std::size_t{64}, std::size_t{1000}, std::size_t{1038}}) {

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "float_gradients.hpp"
+#include "simd_paths.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -32,13 +33,6 @@ std::vector<simd_path> available_paths() {
   return paths;
 }
 
-struct path_guard {  // restores the detected path even when a check throws
-  explicit path_guard(simd_path p) { force_simd_path(p); }
-  ~path_guard() { reset_simd_path(); }
-  path_guard(const path_guard&) = delete;
-  path_guard& operator=(const path_guard&) = delete;
-};
-
 const float non_finite[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN()};
 
@@ -46,7 +40,7 @@ const float non_finite[] = {std::numeric_limits<float>::infinity(), -std::numeri
 
 TEST_CASE("float unscale is bit-exact on every SIMD path, every length and alignment", "[unscale][simd]") {
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     const std::vector<float> source = finite_gradients(300 + 16, 7);
     std::size_t mismatches = 0;
@@ -70,7 +64,7 @@ TEST_CASE("float unscale is bit-exact on every SIMD path, every length and align
 
 TEST_CASE("found_inf on every SIMD path: first, last, vector tail, every position", "[unscale][simd]") {
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     std::size_t wrong = 0;
     for (std::size_t n : {1u, 15u, 16u, 17u, 63u, 64u, 65u, 127u, 129u, 1000u, 1031u}) {
@@ -90,7 +84,7 @@ TEST_CASE("found_inf on every SIMD path: first, last, vector tail, every positio
 
 TEST_CASE("1000 arrays on every SIMD path: the inf in the 1000th is found; zero-length arrays", "[unscale][simd]") {
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     std::vector<std::vector<float>> arrays(1000);
     std::vector<gradient_view> views;
@@ -128,7 +122,7 @@ void check_narrow_unscale_every_code() {
     if (std::isfinite(static_cast<float>(x))) finite.push_back(x);
   }
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     for (rounding r : {rounding::nearest_even, rounding::nearest_away, rounding::toward_zero, rounding::upward,
                        rounding::downward, rounding::to_odd}) {
@@ -168,7 +162,7 @@ TEST_CASE("float16 unscale gives the scalar rule's bits for every code, mode and
 TEST_CASE("a narrow gradient's inf or NaN is found at the first, the last and a block-edge position",
           "[unscale][simd]") {
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     for (std::size_t n :
          {std::size_t{1}, std::size_t{17}, std::size_t{511}, std::size_t{512}, std::size_t{513}, std::size_t{1500}}) {
@@ -217,7 +211,7 @@ TEST_CASE("per-array amax in the fused pass on every SIMD path and thread count"
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> d(-3000.0f, 3000.0f);
   for (simd_path p : available_paths()) {
-    path_guard guard(p);
+    simd_path_guard guard(p);
     INFO("path " << to_string(p));
     for (const unsigned threads : {1u, 2u}) {
       for (const float inv_scale : {1.0f, 0.125f, 3.0f}) {

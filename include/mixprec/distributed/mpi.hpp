@@ -105,9 +105,14 @@ class mpi_agreement {
     for (std::size_t r = 0; r < locals.size(); ++r) {
       const std::uint64_t* w = all.data() + r * words;
       if (w[0] == 0) continue;
-      const auto kind = w[3] <= static_cast<std::uint64_t>(nonfinite_kind::nan) ? static_cast<nonfinite_kind>(w[3])
-                                                                                : nonfinite_kind::nan;
-      locals[r] = nonfinite_element{static_cast<std::size_t>(w[1]), static_cast<std::size_t>(w[2]), kind};
+      if (w[3] > static_cast<std::uint64_t>(nonfinite_kind::nan)) {
+        throw agreement_error("mpi_agreement::first_culprit: rank " + std::to_string(r) + " sent kind " +
+                              std::to_string(w[3]) + ", the largest is " +
+                              std::to_string(static_cast<int>(nonfinite_kind::nan)) +
+                              " (a process running another build of mixprec?)");
+      }
+      locals[r] = nonfinite_element{static_cast<std::size_t>(w[1]), static_cast<std::size_t>(w[2]),
+                                    static_cast<nonfinite_kind>(w[3])};
     }
     return smallest_culprit(locals.data(), ranks);
   }

@@ -422,6 +422,15 @@ class loss_scaler {
     return text;
   }
 
+  // ++bins[key]'s count in a vector of bins kept sorted by key_of (a new bin from make(key)).
+  template <class Bin, class Key, class KeyOf, class Make>
+  static void count_in(std::vector<Bin>& bins, const Key& key, KeyOf key_of, Make make) {
+    auto at =
+        std::lower_bound(bins.begin(), bins.end(), key, [&](const Bin& b, const Key& k) { return key_of(b) < k; });
+    if (at == bins.end() || key_of(*at) != key) at = bins.insert(at, make(key));
+    ++at->count;
+  }
+
   void keep_culprits() {
     for (std::size_t i = 0; i < records_.size(); ++i) {
       if (!records_[i].culprit) continue;
@@ -430,24 +439,22 @@ class loss_scaler {
         if (culprits_.size() >= options_.history_capacity) culprits_.pop_front();
         culprits_.push_back(overflow_culprit{state_.iteration, i, e, records_[i].culprit_rank});
       }
-      auto at = std::lower_bound(culprit_counts_.begin(), culprit_counts_.end(), std::make_pair(i, e.view),
-                                 [](const culprit_count& c, const std::pair<std::size_t, std::size_t>& key) {
-                                   return std::make_pair(c.optimizer, c.view) < key;
-                                 });
-      if (at == culprit_counts_.end() || at->optimizer != i || at->view != e.view) {
-        at = culprit_counts_.insert(at, culprit_count{i, e.view, 0});
-      }
-      ++at->count;
+      count_in(
+          culprit_counts_, std::make_pair(i, e.view),
+          [](const culprit_count& c) { return std::make_pair(c.optimizer, c.view); },
+          [](const std::pair<std::size_t, std::size_t>& k) {
+            return culprit_count{k.first, k.second, 0};
+          });
     }
   }
 
   // One more iteration at `scale` (in the usable range: a positive, finite float).
   void count_scale(double scale) {
-    const int k = std::ilogb(scale);
-    auto at = std::lower_bound(scale_histogram_.begin(), scale_histogram_.end(), k,
-                               [](const scale_bin& b, int key) { return b.log2_scale < key; });
-    if (at == scale_histogram_.end() || at->log2_scale != k) at = scale_histogram_.insert(at, scale_bin{k, 0});
-    ++at->steps;
+    count_in(
+        scale_histogram_, std::ilogb(scale), [](const scale_bin& b) { return b.log2_scale; },
+        [](int k) {
+          return scale_bin{k, 0};
+        });
   }
 
   void commit(const scale_state& next, const scaler_counters& counters, scale_change_reason reason, bool at_floor) {

@@ -90,24 +90,24 @@ inline std::string to_string(const nonfinite_element& e) {
 
 namespace detail {
 
-// The index of the first of the n codes at `data` whose exponent field is all ones (inf or NaN),
-// or n.  The codes are read through memcpy (no aliasing of the caller's float or bfloat16
-// objects), which compiles to plain loads.
+// The first of the `count` codes at bytes + first · sizeof(Code) whose exponent field (the bits
+// of `exponent`) is all ones, which the caller knows is there: its index and kind.  The codes
+// are read through memcpy (no aliasing of the caller's float or bfloat16 objects), which
+// compiles to plain loads.
 template <class Code>
-std::size_t first_nonfinite_code(const unsigned char* data, std::size_t n, Code exponent) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    Code code;
-    std::memcpy(&code, data + i * sizeof(Code), sizeof(Code));
-    if ((code & exponent) == exponent) return i;
+nonfinite_element locate_nonfinite(const unsigned char* bytes, std::size_t first, std::size_t count, Code exponent,
+                                   std::size_t view) noexcept {
+  constexpr Code sign = static_cast<Code>(Code{1} << (8 * sizeof(Code) - 1));
+  Code code = 0;
+  std::size_t i = first;
+  for (; i < first + count; ++i) {
+    std::memcpy(&code, bytes + i * sizeof(Code), sizeof(Code));
+    if ((code & exponent) == exponent) break;
   }
-  return n;
-}
-
-template <class Code>
-nonfinite_kind kind_of_code(Code code, Code exponent, Code sign) noexcept {
-  const Code magnitude = static_cast<Code>(code & static_cast<Code>(~sign));
-  if (magnitude != exponent) return nonfinite_kind::nan;
-  return (code & sign) != 0 ? nonfinite_kind::negative_infinity : nonfinite_kind::positive_infinity;
+  const nonfinite_kind kind = static_cast<Code>(code & static_cast<Code>(~sign)) != exponent ? nonfinite_kind::nan
+                              : (code & sign) != 0 ? nonfinite_kind::negative_infinity
+                                                   : nonfinite_kind::positive_infinity;
+  return nonfinite_element{view, i, kind};
 }
 
 // The first non-finite element of one array, if any.  Blocks of 4096 elements go through
@@ -120,19 +120,14 @@ inline std::optional<nonfinite_element> first_nonfinite_of(const gradient_view& 
   for (std::size_t first = 0; first < v.size(); first += block) {
     const std::size_t count = std::min(block, v.size() - first);
     if (unscale_part<false>(v, first, first + count, 1.0f, rounding::nearest_even) < float_infinity_bits) continue;
-    if (v.type() == dtype::float32) {
-      constexpr std::uint32_t exponent = 0x7F80'0000u, sign = 0x8000'0000u;
-      const std::size_t i = first + first_nonfinite_code<std::uint32_t>(bytes + first * 4, count, exponent);
-      std::uint32_t code;
-      std::memcpy(&code, bytes + i * sizeof code, sizeof code);
-      return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
+    switch (v.type()) {  // the exponent fields: float's 8 bits, bfloat16's 8, float16's 5
+      case dtype::float32:
+        return locate_nonfinite<std::uint32_t>(bytes, first, count, 0x7F80'0000u, view);
+      case dtype::bfloat16:
+        return locate_nonfinite<std::uint16_t>(bytes, first, count, 0x7F80u, view);
+      default:
+        return locate_nonfinite<std::uint16_t>(bytes, first, count, 0x7C00u, view);
     }
-    // bfloat16: 8 exponent bits under the sign; float16: 5.
-    const std::uint16_t exponent = v.type() == dtype::bfloat16 ? 0x7F80u : 0x7C00u, sign = 0x8000u;
-    const std::size_t i = first + first_nonfinite_code<std::uint16_t>(bytes + first * 2, count, exponent);
-    std::uint16_t code;
-    std::memcpy(&code, bytes + i * sizeof code, sizeof code);
-    return nonfinite_element{view, i, kind_of_code(code, exponent, sign)};
   }
   return std::nullopt;
 }

@@ -93,10 +93,10 @@ struct culprit_count {
 // 2^(log2_scale + 1) (std::ilogb).
 struct scale_bin {
   int log2_scale = 0;
-  std::int64_t steps = 0;
+  std::int64_t count = 0;  // iterations
 
   friend bool operator==(const scale_bin& a, const scale_bin& b) {
-    return a.log2_scale == b.log2_scale && a.steps == b.steps;
+    return a.log2_scale == b.log2_scale && a.count == b.count;
   }
 };
 
@@ -155,7 +155,7 @@ inline std::string to_json(const scaler_statistics& s) {
   out += "], \"scale_histogram\": [";
   for (std::size_t i = 0; i < s.scale_histogram.size(); ++i) {
     out += (i ? ", " : "") + std::string("{\"log2_scale\": ") + std::to_string(s.scale_histogram[i].log2_scale) +
-           ", \"steps\": " + number_text(s.scale_histogram[i].steps) + "}";
+           ", \"steps\": " + number_text(s.scale_histogram[i].count) + "}";
   }
   return out + "]}";
 }

@@ -6,6 +6,7 @@
 //   convert/<From>/<To>           gpu::convert_n, bytes read + written
 //   quantize, dequantize          gpu::quantize_n (with amax) / gpu::dequantize_n
 //   unscale/<type>                gpu::unscale_and_check over 64 arrays (in place: read + write)
+//   unscale_variant/<type>/...    the same through each tuning variant of its kernel
 //   gemm/<type>/<backend>/<size>  C = A·B, size³: own kernel, cuBLASLt, cuBLAS (cublasGemmEx)
 //
 // Times are CUDA events around each launch (manual time); counters: traffic_bytes (read + written)
@@ -120,8 +121,9 @@ void dequantize(benchmark::State& state) {
   set_traffic(state, elements * (sizeof(From) + sizeof(float)));
 }
 
-// 64 arrays of elements / 64 each, unscaled in place by 2^-10 (every value multiplied and written).
-template <class T>
+// 64 arrays of elements / 64 each, unscaled in place by 2^-10 (every value multiplied and written),
+// by the public function or (unscale_variant/...) a tuning variant of its kernel.
+template <class T, unsigned MinBlocks = 0, unsigned InFlight = 0>
 void unscale(benchmark::State& state) {
   constexpr std::size_t arrays = 64, each = elements / arrays;
   device_bytes data(elements * sizeof(T)), constants(2 * sizeof(float));
@@ -130,7 +132,14 @@ void unscale(benchmark::State& state) {
   check(cudaMemcpy(constants.p, host_constants, sizeof host_constants, cudaMemcpyHostToDevice), "cudaMemcpy");
   std::vector<gradient_view> views;
   for (std::size_t a = 0; a < arrays; ++a) views.emplace_back(data.as<T>() + a * each, each);
-  time_launches(state, [&] { gpu::unscale_and_check(views, constants.as<const float>(), constants.as<float>() + 1); });
+  time_launches(state, [&] {
+    if constexpr (MinBlocks == 0) {
+      gpu::unscale_and_check(views, constants.as<const float>(), constants.as<float>() + 1);
+    } else {
+      gpu::detail::launch_unscale<MinBlocks, InFlight>(views.data(), views.size(), constants.as<const float>(),
+                                                       constants.as<float>() + 1, nullptr, unscale_options{});
+    }
+  });
   set_traffic(state, 2 * elements * sizeof(T));
 }
 
@@ -204,6 +213,15 @@ void register_all() {
   benchmark::RegisterBenchmark("dequantize/float8_e4m3fn", dequantize<float8_e4m3fn>)->UseManualTime();
   benchmark::RegisterBenchmark("unscale/float", unscale<float>)->UseManualTime();
   benchmark::RegisterBenchmark("unscale/bfloat16", unscale<bfloat16>)->UseManualTime();
+  // The kernel's variants (cuda/unscale.cuh): blocks per multiprocessor the registers must fit,
+  // vectors in flight per thread.  unscale/<type> above runs the variant the library picks (for
+  // float 1 and 4, for 16-bit arrays only 8 and 2).
+  benchmark::RegisterBenchmark("unscale_variant/bfloat16/min1_flight4", unscale<bfloat16, 1, 4>)->UseManualTime();
+  benchmark::RegisterBenchmark("unscale_variant/bfloat16/min6_flight4", unscale<bfloat16, 6, 4>)->UseManualTime();
+  benchmark::RegisterBenchmark("unscale_variant/bfloat16/min8_flight4", unscale<bfloat16, 8, 4>)->UseManualTime();
+  benchmark::RegisterBenchmark("unscale_variant/bfloat16/min4_flight8", unscale<bfloat16, 4, 8>)->UseManualTime();
+  benchmark::RegisterBenchmark("unscale_variant/float/min8_flight2", unscale<float, 8, 2>)->UseManualTime();
+  benchmark::RegisterBenchmark("unscale_variant/float/min6_flight4", unscale<float, 6, 4>)->UseManualTime();
   const auto gemms = [](const char* type, auto tag, bool with_cublas) {
     using T = typename decltype(tag)::type;
     for (const std::int64_t n : {4096, 8192}) {

@@ -120,7 +120,12 @@ run_bundle() {
     ldd "$b"
   done >"$results/ldd.log" 2>&1
   # Registers, stack frames (spills) and shared memory of every kernel, where cuobjdump is.
-  command -v cuobjdump >/dev/null 2>&1 && cuobjdump -res-usage "$bin"/gpu_test "$bin"/cuda_benchmark >"$results/resources.log" 2>&1
+  if command -v cuobjdump >/dev/null 2>&1; then
+    for b in "$bin"/gpu_test "$bin"/cuda_benchmark; do
+      echo "== $b"
+      cuobjdump -res-usage "$b"
+    done >"$results/resources.log" 2>&1
+  fi
   grep -q 'not found' "$results/ldd.log" && { note "  missing libraries:"; grep 'not found' "$results/ldd.log" | tee -a "$summary"; }
 
   step "2. gpu_test (everything but the exhaustive sweep)"

@@ -18,15 +18,22 @@ struct coverage {
   std::map<std::pair<const void*, std::uint64_t>, int> chunks;
 };
 
+// The batches, and every chunk each covers as the kernel finds it: the chunk index of the batch
+// walked in order, its array by the prefix counts (cuda/unscale.cuh, unscale_kernel).
 coverage pack(const std::vector<gradient_view>& views) {
   coverage c;
   for_each_tensor_batch(views.data(), views.size(), [&](const tensor_batch& b) {
     c.batches.push_back(b);
-    for (int k = 0; k < b.blocks; ++k) {
-      const int t = b.tensor_of_block[k];
+    REQUIRE(b.tensors >= 1);
+    REQUIRE(b.tensors <= batch_tensors);
+    CHECK(b.chunks_before[0] == 0);
+    int t = 0;
+    for (std::uint64_t chunk = 0; chunk < b.chunks_before[b.tensors]; ++chunk) {
+      while (b.chunks_before[t + 1] <= chunk) ++t;
       REQUIRE(t < b.tensors);
-      REQUIRE(static_cast<std::uint64_t>(b.chunk_of_block[k]) * tensor_chunk_elements < b.size[t]);
-      ++c.chunks[{b.data[t], b.chunk_of_block[k]}];
+      const std::uint64_t local = chunk - b.chunks_before[t];
+      REQUIRE(local * tensor_chunk_elements < b.size[t]);
+      ++c.chunks[{b.data[t], local}];
     }
   });
   return c;
@@ -43,11 +50,6 @@ void check_every_chunk_once(const std::vector<gradient_view>& views, const cover
     expected += chunks;
   }
   CHECK(c.chunks.size() == expected);
-  for (const tensor_batch& b : c.batches) {
-    CHECK(b.blocks >= 1);
-    CHECK(b.blocks <= batch_blocks);
-    CHECK(b.tensors <= batch_tensors);
-  }
 }
 
 }  // namespace
@@ -62,17 +64,30 @@ TEST_CASE("many small arrays fill batches of 64 arrays, every chunk once", "[mul
   CHECK(c.batches[3].tensors == 8);
 }
 
-TEST_CASE("a large array continues in the next batch when its chunks fill one", "[multi_tensor]") {
+TEST_CASE("large arrays of any size share one batch, every chunk once", "[multi_tensor]") {
   std::vector<gradient_view> views;
   views.emplace_back(fake_address(0), 10);
   views.emplace_back(fake_address(1), tensor_chunk_elements * 700 + 5);  // 701 chunks
-  views.emplace_back(fake_address(2), 3);
+  views.emplace_back(fake_address(2), tensor_chunk_elements);            // exactly one chunk
+  views.emplace_back(fake_address(3), 3);
   const coverage c = pack(views);
   check_every_chunk_once(views, c);
-  REQUIRE(c.batches.size() == 3);
-  CHECK(c.batches[0].blocks == batch_blocks);
-  CHECK(c.batches[1].data[0] == fake_address(1));  // carried over as the first array
-  CHECK(c.batches[2].blocks == 1 + 702 - 2 * batch_blocks);
+  REQUIRE(c.batches.size() == 1);
+  CHECK(c.batches[0].tensors == 4);
+  CHECK(c.batches[0].chunks_before[1] == 1);
+  CHECK(c.batches[0].chunks_before[2] == 702);
+  CHECK(c.batches[0].chunks_before[4] == 704);
+}
+
+TEST_CASE("the largest array's chunks are counted without overflow", "[multi_tensor]") {
+  std::vector<gradient_view> views;
+  for (std::size_t i = 0; i < 70; ++i) views.emplace_back(fake_address(i), max_tensor_elements);
+  std::vector<std::uint64_t> totals;
+  for_each_tensor_batch(views.data(), views.size(),
+                        [&](const tensor_batch& b) { totals.push_back(b.chunks_before[b.tensors]); });
+  REQUIRE(totals.size() == 2);
+  CHECK(totals[0] == 64 * (std::uint64_t{1} << 32));
+  CHECK(totals[1] == 6 * (std::uint64_t{1} << 32));
 }
 
 TEST_CASE("empty arrays are skipped and an empty list launches nothing", "[multi_tensor]") {

@@ -205,7 +205,10 @@ gpu_runs::gradient_array gradient_array_of(const std::vector<T>& values, std::si
 }
 
 // The same arrays through the host's unscale_and_check and the device's; bytes and flag equal.
-void check_unscale(std::size_t arrays, std::size_t largest, bool inject, float inv_scale, rounding r, unsigned seed) {
+// Arrays of float, bfloat16 and float16 in turn, or (sixteen_bit_only) bfloat16 and float16: the
+// kernel variant of batches without float arrays.
+void check_unscale(std::size_t arrays, std::size_t largest, bool inject, float inv_scale, rounding r, unsigned seed,
+                   bool sixteen_bit_only = false) {
   std::mt19937 random(seed);
   std::uniform_int_distribution<std::size_t> size(0, largest);
   std::vector<gpu_runs::gradient_array> device;
@@ -214,7 +217,7 @@ void check_unscale(std::size_t arrays, std::size_t largest, bool inject, float i
     std::vector<float> values = random_values<float>(n, seed + static_cast<unsigned>(a), 1e4f);
     if (inject && a == arrays / 2 && n > 0)
       values[n / 2] = (a % 2) ? -std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::quiet_NaN();
-    switch (a % 3) {
+    switch (sixteen_bit_only ? 1 + a % 2 : a % 3) {
       case 0:
         device.push_back(gradient_array_of(values, offset));
         break;
@@ -475,14 +478,22 @@ TEST_CASE("multi-tensor unscale on the device equals the host's, bytes and flag"
       check_unscale(150, 200'000, inject, inv_scale, rounding::nearest_even, 21);
     }
   }
-  check_unscale(3, 65536 * 330 + 17, true, 0.5f, rounding::nearest_even, 22);  // one array over 320 chunks
+  check_unscale(3, 65536 * 330 + 17, true, 0.5f, rounding::nearest_even, 22);  // one array of 331 chunks
   check_unscale(10, 5000, false, 1.0f / 3, rounding::toward_zero, 23);
+  // More parts than the grid has blocks: each block walks across many arrays of one batch.
+  check_unscale(64, 900'000, true, 1.0f / 8, rounding::nearest_even, 26);
+  check_unscale(20, 100'000, true, 1.0f / 3, rounding::upward, 27);
+  for (const bool inject : {false, true}) {
+    check_unscale(64, 900'000, inject, 1.0f / 1024, rounding::nearest_even, 28, true);
+    check_unscale(40, 30'000, inject, 1.0f / 3, rounding::toward_zero, 29, true);
+  }
 }
 
 TEST_CASE("small multi-tensor unscale (sanitizer run)", "[gpu][sanitize]") {
   require_device();
   check_unscale(70, 3000, true, 1.0f / 1024, rounding::nearest_even, 24);
   check_unscale(5, 1000, false, 1.0f / 1024, rounding::nearest_even, 25);
+  check_unscale(9, 70'000, true, 1.0f / 1024, rounding::nearest_even, 30, true);
 }
 
 TEST_CASE("a CUDA graph of a full scaled step replayed 1000 times follows the host loss_scaler", "[gpu]") {

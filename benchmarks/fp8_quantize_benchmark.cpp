@@ -5,6 +5,7 @@
 // elements for MX.  memcpy_per_32<N> copies the same traffic (N bytes per 32 elements, half of it
 // copied) on the same thread count: the physical limit.  64 Mi elements (a 8192 × 8192 matrix for
 // MX) on 1 and 2 threads, and 256 Ki (in cache) on one.
+// quantize_with_statistics against quantize_alone: the cost of TE's statistics fused in.
 //   fp8_quantize_benchmark --benchmark_format=json | python3 scripts/bulk_benchmark_table.py
 #include <benchmark/benchmark.h>
 #include <mixprec/bulk/convert_n.hpp>
@@ -12,6 +13,7 @@
 #include <mixprec/mx/quantize.hpp>
 #include <mixprec/scaling/fp8/current_scaling.hpp>
 #include <mixprec/scaling/fp8/delayed_scaler.hpp>
+#include <mixprec/scaling/fp8/quantization_statistics.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +71,29 @@ void current_quantize(benchmark::State& state) {
             [&] { benchmark::DoNotOptimize(recipe.quantize(fp8_pass::forward, x.data(), elements(state), q.data())); });
 }
 
+// The same quantise as delayed_quantize's quantize_n with TE's statistics of the tensor and of the
+// quantisation, fused (scaling/fp8/quantization_statistics.hpp): the same traffic.
+void quantize_with_statistics(benchmark::State& state) {
+  const std::vector<float>& x = gaussian_input(elements(state));
+  std::vector<float8_e4m3fn> q(elements(state));
+  time_pass(state, 32 * 5, [&] {
+    benchmark::DoNotOptimize(mixprec::quantize_with_statistics(x.data(), elements(state), q.data(), 64.0f));
+  });
+}
+
+// quantize_n alone with the same scale: the baseline of the fused statistics.
+void quantize_alone(benchmark::State& state) {
+  const std::vector<float>& x = gaussian_input(elements(state));
+  std::vector<float8_e4m3fn> q(elements(state));
+  time_pass(state, 32 * 5, [&] { benchmark::DoNotOptimize(quantize_n(x.data(), elements(state), q.data(), 64.0f)); });
+}
+
+// The tensor's statistics alone (a read of the floats: 4 bytes per element).
+void tensor_statistics_alone(benchmark::State& state) {
+  const std::vector<float>& x = gaussian_input(elements(state));
+  time_pass(state, 32 * 4, [&] { benchmark::DoNotOptimize(statistics_of(x.data(), elements(state))); });
+}
+
 constexpr std::size_t matrix_side(std::size_t n) { return n == (std::size_t{1} << 26) ? 8192 : 512; }
 
 template <class T>
@@ -101,11 +126,15 @@ void sizes_and_threads(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_TEMPLATE(memcpy_per_32, 160)->Apply(sizes_and_threads);  // float -> fp8, per tensor
+BENCHMARK_TEMPLATE(memcpy_per_32, 128)->Apply(sizes_and_threads);  // a read of floats
 BENCHMARK_TEMPLATE(memcpy_per_32, 161)->Apply(sizes_and_threads);  // MXFP8
 BENCHMARK_TEMPLATE(memcpy_per_32, 153)->Apply(sizes_and_threads);  // MXFP6
 BENCHMARK_TEMPLATE(memcpy_per_32, 145)->Apply(sizes_and_threads);  // MXFP4
 BENCHMARK(delayed_quantize)->Apply(sizes_and_threads);
 BENCHMARK(current_quantize)->Apply(sizes_and_threads);
+BENCHMARK(quantize_alone)->Apply(sizes_and_threads);
+BENCHMARK(quantize_with_statistics)->Apply(sizes_and_threads);
+BENCHMARK(tensor_statistics_alone)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e4m3fn, mx_axis::rows)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e5m2, mx_axis::rows)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float6_e3m2fn, mx_axis::rows)->Apply(sizes_and_threads);

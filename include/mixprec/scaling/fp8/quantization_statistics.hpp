@@ -1,0 +1,358 @@
+// How well a tensor quantises, with Transformer Engine's definitions (its debug features
+// log_tensor_stats and log_fp8_tensor_stats; the formulas in
+// transformer_engine/debug/features/utils/stats_computation.py):
+//
+//   auto t = mixprec::statistics_of(x, n);                      // min, max, mean, std, l1, l2, amax,
+//                                                               // dynamic range
+//   auto q = mixprec::quantization_statistics_of(x, n, x_fp8, scale_inv);   // underflows, overflows, mse
+//   auto r = mixprec::quantize_with_statistics(x, n, x_fp8, scale);         // both, fused with the quantise
+//   double d = mixprec::max_blockwise_dynamic_range(x, n, 32);
+//
+// The definitions, for x the float tensor, q its quantised codes and scale_inv the tensor's one
+// inverse scale (the per-tensor recipes: delayed and current scaling):
+//   std               unbiased (torch.std): sqrt(sum (x - mean)^2 / (n - 1)); 0 for n < 2
+//   dynamic_range     log2(amax) - log2(smallest nonzero |x|); 0 when no x is nonzero (TE returns
+//                     inf there, from log2 of an empty maximum)
+//   underflows        count_nonzero(x) - count_nonzero(q): the nonzero values that became zero
+//   overflows         #(x > max · scale_inv or x < -max · scale_inv), max the format's largest
+//                     value (448 for e4m3, 57344 for e5m2): the values a saturating quantise
+//                     clipped (TE's fp8_delayed_scaling_overflows)
+//   total_square_error, mse   sum and mean of (float(q) · scale_inv - x)^2 (TE's mse_loss against
+//                     the dequantised tensor)
+//   scale_inv_min/max the tensor's scale_inv (TE takes them over a tensor's block scales)
+//   max_blockwise_dynamic_range   the largest dynamic_range of the blocks of block_size
+//                     consecutive values (TE's 1-D blocks; all-zero blocks count 0)
+//
+// A NaN in x makes min, max, mean, std, the norms, amax and the dynamic range NaN (as torch's
+// reductions); infinities propagate by IEEE arithmetic.  Sums are taken in float over 16 lanes of
+// blocks of 2048 values and in double across blocks (TE sums in float32 with torch's reductions),
+// so the results agree with a double-precision reference to about 1e-6 relative; they are
+// deterministic for a given bulk_threads().
+//
+// quantize_with_statistics quantises blocks of 2048 values with quantize_n's kernels and measures
+// each block while it is in the L1 cache: one read of x from memory, as quantize_n alone.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../../bulk/quantize.hpp"
+#include "../../bulk/simd_path.hpp"
+#include "../../bulk/x86/target.hpp"
+#include "../../detail/parallel.hpp"
+#include "../../detail/text.hpp"
+#include "../../errors.hpp"
+#include "../../limits.hpp"
+#include "format.hpp"
+
+namespace mixprec {
+
+// TE's log_tensor_stats of one float tensor.
+struct tensor_statistics {
+  std::size_t numel = 0;
+  float min = 0;  // 0 for an empty tensor, as every field
+  float max = 0;
+  float amax = 0;  // TE's cur_amax
+  double mean = 0;
+  double std = 0;
+  double l1_norm = 0;
+  double l2_norm = 0;
+  double dynamic_range = 0;
+};
+
+// TE's log_fp8_tensor_stats of one quantisation with one scale_inv.
+struct quantization_statistics {
+  std::size_t numel = 0;
+  std::size_t underflows = 0;
+  std::size_t overflows = 0;
+  double underflows_percent = 0;  // 100 · underflows / numel
+  double overflows_percent = 0;   // 100 · overflows / numel
+  double total_square_error = 0;
+  double mse = 0;
+  float scale_inv_min = 0;
+  float scale_inv_max = 0;
+};
+
+// What quantize_with_statistics did and saw.
+struct quantized_with_statistics {
+  fp8_quantized quantized;  // amax, scale, scale_inv = 1 / scale
+  tensor_statistics tensor;
+  quantization_statistics quantization;
+};
+
+namespace detail {
+
+constexpr std::size_t statistics_block = 2048;  // values measured (and quantised) at a time
+constexpr std::size_t statistics_lanes = 16;
+
+// The partial statistics of a run of values; merge() joins two runs (Chan et al.'s pairwise update
+// of the mean and the sum of squared deviations).
+struct statistics_partial {
+  std::size_t count = 0;
+  std::size_t nonzero_x = 0;
+  std::size_t nonzero_q = 0;
+  std::size_t overflows = 0;
+  std::size_t nans = 0;  // nonzero if any value is NaN
+  double mean = 0;
+  double m2 = 0;  // sum of (x - mean)^2
+  double l1 = 0;
+  double sum_squares = 0;
+  double square_error = 0;
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+  float smallest_nonzero = std::numeric_limits<float>::infinity();
+  float largest = 0;  // max |x| (meaningless when nans > 0)
+
+  void merge(const statistics_partial& o) noexcept {
+    if (o.count == 0) return;
+    if (count == 0) {
+      *this = o;
+      return;
+    }
+    const double total = static_cast<double>(count + o.count);
+    const double delta = o.mean - mean;
+    mean += delta * static_cast<double>(o.count) / total;
+    m2 += o.m2 + delta * delta * static_cast<double>(count) * static_cast<double>(o.count) / total;
+    count += o.count;
+    nonzero_x += o.nonzero_x;
+    nonzero_q += o.nonzero_q;
+    overflows += o.overflows;
+    nans += o.nans;
+    l1 += o.l1;
+    sum_squares += o.sum_squares;
+    square_error += o.square_error;
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+    smallest_nonzero = std::min(smallest_nonzero, o.smallest_nonzero);
+    largest = std::max(largest, o.largest);
+  }
+};
+
+// One block of at most statistics_block values.  decoded: float(q) for each value (the codes
+// decoded with scale 1), or nullptr for the tensor's statistics alone.  The lanes are fixed-size
+// inner loops that the compiler vectorises; every lane's float sum covers at most 128 values.
+}  // namespace detail
+}  // namespace mixprec
+
+// measure_block, once per instruction set: the 16 lanes as vectors of 4 floats (SSE2, the
+// x86-64 baseline, and other targets), 8 (AVX2) or 16 (AVX-512).  Each lane does the same
+// operations in the same order in every version, so they give the same bits.
+#define MIXPREC_STATISTICS_WIDTH 4
+namespace mixprec::detail::statistics_portable {
+#include "detail/statistics_block.inl"
+}  // namespace mixprec::detail::statistics_portable
+#undef MIXPREC_STATISTICS_WIDTH
+#if MIXPREC_X86_SIMD
+MIXPREC_TARGET_BEGIN("avx2")
+#define MIXPREC_STATISTICS_WIDTH 8
+namespace mixprec::detail::statistics_avx2 {
+#include "detail/statistics_block.inl"
+}  // namespace mixprec::detail::statistics_avx2
+#undef MIXPREC_STATISTICS_WIDTH
+MIXPREC_TARGET_END
+MIXPREC_TARGET_BEGIN("avx2,avx512f")
+#define MIXPREC_STATISTICS_WIDTH 16
+namespace mixprec::detail::statistics_avx512 {
+#include "detail/statistics_block.inl"
+}  // namespace mixprec::detail::statistics_avx512
+#undef MIXPREC_STATISTICS_WIDTH
+MIXPREC_TARGET_END
+#endif
+
+namespace mixprec {
+namespace detail {
+
+// One block of at most statistics_block values on the given SIMD path.  decoded: float(q) for
+// each value (the codes decoded with scale 1), or nullptr for the tensor's statistics alone.
+inline statistics_partial measure_block(simd_path path, const float* x, std::size_t len, const float* decoded,
+                                        float scale_inv, float bound, float centre) noexcept {
+#if MIXPREC_X86_SIMD
+  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) {
+    return statistics_avx512::measure_block(x, len, decoded, scale_inv, bound, centre);
+  }
+  if (path == simd_path::avx2) return statistics_avx2::measure_block(x, len, decoded, scale_inv, bound, centre);
+#else
+  static_cast<void>(path);
+#endif
+  return statistics_portable::measure_block(x, len, decoded, scale_inv, bound, centre);
+}
+
+inline tensor_statistics tensor_statistics_from(const statistics_partial& p) {
+  tensor_statistics t;
+  t.numel = p.count;
+  if (p.count == 0) return t;
+  if (p.nans > 0) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    t.min = t.max = t.amax = nan;
+    t.mean = t.std = t.l1_norm = t.l2_norm = t.dynamic_range = std::numeric_limits<double>::quiet_NaN();
+    return t;
+  }
+  t.min = p.min;
+  t.max = p.max;
+  t.amax = p.largest;
+  t.mean = p.mean;
+  t.std = p.count < 2 ? 0.0 : std::sqrt(p.m2 / static_cast<double>(p.count - 1));
+  t.l1_norm = p.l1;
+  t.l2_norm = std::sqrt(p.sum_squares);
+  t.dynamic_range = p.nonzero_x == 0
+                        ? 0.0
+                        : std::log2(static_cast<double>(t.amax)) - std::log2(static_cast<double>(p.smallest_nonzero));
+  return t;
+}
+
+inline quantization_statistics quantization_statistics_from(const statistics_partial& p, float scale_inv) {
+  quantization_statistics q;
+  q.numel = p.count;
+  q.scale_inv_min = q.scale_inv_max = scale_inv;
+  if (p.count == 0) return q;
+  const double n = static_cast<double>(p.count);
+  q.underflows = p.nonzero_x - p.nonzero_q;
+  q.overflows = p.overflows;
+  q.underflows_percent = 100.0 * static_cast<double>(q.underflows) / n;
+  q.overflows_percent = 100.0 * static_cast<double>(q.overflows) / n;
+  q.total_square_error = p.square_error;
+  q.mse = p.square_error / n;
+  return q;
+}
+
+inline void check_scale_inv(const char* function, float scale_inv) {
+  if (!(scale_inv > 0.0f) || !std::isfinite(scale_inv)) {
+    throw invalid_argument(std::string(function) + ": scale_inv is " + number_text(scale_inv) +
+                           ", it must be finite and > 0");
+  }
+}
+
+inline void check_input(const char* function, const float* x, std::size_t n) {
+  if (n > 0 && x == nullptr) {
+    throw invalid_argument(std::string(function) + ": null input pointer with n = " + std::to_string(n));
+  }
+  check_array_extent(function, "input", x, n);
+}
+
+// Runs measure(begin, end, centre, scratch) -> statistics_partial over blocks of statistics_block
+// values, split over bulk_threads() as the bulk functions are, and merges the parts in order.
+// centre: the previous block's mean (the chunk's first value, for its first block), finite;
+// scratch: statistics_block floats of the chunk's own.
+template <class Measure>
+statistics_partial measure_in_blocks(const float* x, std::size_t n, Measure&& measure) {
+  const work_split split = split_work(n, bulk_threads(), bulk_elements_per_thread, 64);
+  std::vector<statistics_partial> parts(split.count);
+  run_chunks(split, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    std::vector<float> scratch(statistics_block);
+    float centre = begin < end && std::isfinite(x[begin]) ? x[begin] : 0.0f;
+    for (std::size_t at = begin; at < end; at += statistics_block) {
+      const statistics_partial block = measure(at, std::min(end, at + statistics_block), centre, scratch.data());
+      if (std::isfinite(block.mean)) centre = static_cast<float>(block.mean);
+      parts[chunk].merge(block);
+    }
+  });
+  statistics_partial all;
+  for (const statistics_partial& p : parts) all.merge(p);
+  return all;
+}
+
+template <class T>
+float largest_finite() noexcept {
+  static_assert(std::numeric_limits<T>::is_specialized, "a quantised type with numeric_limits (limits.hpp)");
+  return static_cast<float>(std::numeric_limits<T>::max());
+}
+
+}  // namespace detail
+
+// TE's log_tensor_stats of x[0, n).
+inline tensor_statistics statistics_of(const float* x, std::size_t n) {
+  detail::check_input("statistics_of", x, n);
+  const simd_path path = active_simd_path();
+  return detail::tensor_statistics_from(
+      detail::measure_in_blocks(x, n, [&](std::size_t begin, std::size_t end, float centre, float*) {
+        return detail::measure_block(path, x + begin, end - begin, nullptr, 1.0f, 0.0f, centre);
+      }));
+}
+
+// TE's statistics of q = the quantisation of x with one scale_inv (float(q) · scale_inv
+// approximates x): underflows, overflows (against T's largest value), mse.
+template <class T>
+quantization_statistics quantization_statistics_of(const float* x, std::size_t n, const T* q, float scale_inv) {
+  constexpr const char* function = "quantization_statistics_of";
+  detail::check_input(function, x, n);
+  if (n > 0 && q == nullptr) {
+    throw invalid_argument(std::string(function) + ": null quantised pointer with n = " + std::to_string(n));
+  }
+  detail::check_array_extent(function, "quantised", q, n);
+  detail::check_scale_inv(function, scale_inv);
+  const float bound = detail::largest_finite<T>() * scale_inv;
+  const simd_path path = active_simd_path();
+  const detail::statistics_partial p =
+      detail::measure_in_blocks(x, n, [&](std::size_t begin, std::size_t end, float centre, float* decoded) {
+        detail::dequantize_serial(path, q + begin, end - begin, decoded, 1.0f, false);
+        return detail::measure_block(path, x + begin, end - begin, decoded, scale_inv, bound, centre);
+      });
+  return detail::quantization_statistics_from(p, scale_inv);
+}
+
+// quantize_n(x, n, out, scale, r, o) and the statistics of x and of the quantisation, in one read
+// of x: each block is quantised, decoded into a buffer on the stack and measured while in L1.
+// quantized.scale_inv is 1 / scale (float division, as TE's and the recipes').
+template <class T>
+quantized_with_statistics quantize_with_statistics(const float* x, std::size_t n, T* out, float scale,
+                                                   rounding r = rounding::nearest_even,
+                                                   overflow o = overflow::saturate) {
+  constexpr const char* function = "quantize_with_statistics";
+  detail::check_bulk_arguments(function, x, n, out);
+  if (!(scale > 0.0f) || !std::isfinite(scale)) {
+    throw invalid_argument(std::string(function) + ": scale is " + detail::number_text(scale) +
+                           ", it must be finite and > 0");
+  }
+  quantized_with_statistics result;
+  result.quantized.scale = scale;
+  result.quantized.scale_inv = 1.0f / scale;
+  detail::check_scale_inv(function, result.quantized.scale_inv);
+  const float bound = detail::largest_finite<T>() * result.quantized.scale_inv;
+  const simd_path path = active_simd_path();
+  const detail::statistics_partial p =
+      detail::measure_in_blocks(x, n, [&](std::size_t begin, std::size_t end, float centre, float* decoded) {
+        detail::quantize_serial(path, x + begin, end - begin, out + begin, scale, r, o, false);
+        detail::dequantize_serial(path, out + begin, end - begin, decoded, 1.0f, false);
+        return detail::measure_block(path, x + begin, end - begin, decoded, result.quantized.scale_inv, bound, centre);
+      });
+  result.tensor = detail::tensor_statistics_from(p);
+  result.quantization = detail::quantization_statistics_from(p, result.quantized.scale_inv);
+  result.quantized.amax = result.tensor.amax;  // NaN if any x is NaN, as quantize_n's
+  return result;
+}
+
+// The largest dynamic range (log2 of the largest over the smallest nonzero magnitude) of the
+// blocks of block_size consecutive values of x; all-zero blocks count 0 (TE's
+// compute_max_blockwise_dynamic_range with dims = 1).  n must be a multiple of block_size.
+inline double max_blockwise_dynamic_range(const float* x, std::size_t n, std::size_t block_size) {
+  constexpr const char* function = "max_blockwise_dynamic_range";
+  detail::check_input(function, x, n);
+  if (block_size == 0) throw invalid_argument(std::string(function) + ": block_size is 0");
+  if (n % block_size != 0) {
+    throw invalid_argument(std::string(function) + ": n = " + std::to_string(n) + " is not a multiple of block_size " +
+                           std::to_string(block_size));
+  }
+  double largest = 0;
+  for (std::size_t b = 0; b < n; b += block_size) {
+    float high = 0, low = std::numeric_limits<float>::infinity();
+    bool nan = false;
+    for (std::size_t i = b; i < b + block_size; ++i) {
+      const float a = std::fabs(x[i]);
+      nan |= a != a;
+      high = std::max(high, a);
+      if (a != 0.0f) low = std::min(low, a);
+    }
+    if (nan) return std::numeric_limits<double>::quiet_NaN();
+    if (high != 0.0f)
+      largest = std::max(largest, std::log2(static_cast<double>(high)) - std::log2(static_cast<double>(low)));
+  }
+  return largest;
+}
+
+}  // namespace mixprec

@@ -1,0 +1,273 @@
+// scaling/fp8/quantization_statistics.hpp: Transformer Engine's tensor and quantisation
+// statistics, against known answers worked from TE's formulas
+// (transformer_engine/debug/features/utils/stats_computation.py) and against a double-precision
+// transcription of them on random tensors; every SIMD path gives the same bits.
+#include <mixprec/bulk/quantize.hpp>
+#include <mixprec/scaling/fp8/quantization_statistics.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "../support/simd_paths.hpp"
+
+using namespace mixprec;
+
+namespace {
+
+// TE's formulas in double, element by element (torch.std is unbiased; dynamic_range over the
+// nonzero magnitudes; underflows = count_nonzero(x) - count_nonzero(q); overflows against
+// max · scale_inv; mse against float(q) · scale_inv).
+struct reference {
+  double min = 0, max = 0, mean = 0, std = 0, l1 = 0, l2 = 0, amax = 0, dynamic_range = 0;
+  std::size_t underflows = 0, overflows = 0;
+  double total_square_error = 0;
+};
+
+template <class T>
+reference reference_statistics(const std::vector<float>& x, const std::vector<T>& q, float scale_inv) {
+  reference r;
+  const std::size_t n = x.size();
+  double sum = 0, low = std::numeric_limits<double>::infinity(), high = -low, smallest = low;
+  std::size_t nonzero_x = 0, nonzero_q = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    sum += v;
+    r.l1 += std::fabs(v);
+    r.l2 += v * v;
+    low = std::min(low, v);
+    high = std::max(high, v);
+    r.amax = std::max(r.amax, std::fabs(v));
+    if (v != 0) {
+      smallest = std::min(smallest, std::fabs(v));
+      ++nonzero_x;
+    }
+    if (!q.empty()) {
+      const float f = static_cast<float>(q[i]);
+      if (f != 0) ++nonzero_q;
+      const float bound = static_cast<float>(std::numeric_limits<T>::max()) * scale_inv;
+      if (x[i] > bound || x[i] < -bound) ++r.overflows;
+      const double e = static_cast<double>(f * scale_inv) - v;
+      r.total_square_error += e * e;
+    }
+  }
+  r.min = low;
+  r.max = high;
+  r.mean = sum / static_cast<double>(n);
+  double m2 = 0;
+  for (const float v : x) m2 += (v - r.mean) * (v - r.mean);
+  r.std = n < 2 ? 0 : std::sqrt(m2 / static_cast<double>(n - 1));
+  r.l2 = std::sqrt(r.l2);
+  r.dynamic_range = nonzero_x == 0 ? 0 : std::log2(r.amax) - std::log2(smallest);
+  r.underflows = q.empty() ? 0 : nonzero_x - nonzero_q;
+  return r;
+}
+
+std::vector<float> normal_values(std::size_t n, float mean, float spread, unsigned seed) {
+  std::mt19937 random(seed);
+  std::normal_distribution<float> normal(mean, spread);
+  std::vector<float> x(n);
+  for (auto& v : x) v = normal(random);
+  return x;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void require_same(const tensor_statistics& a, const tensor_statistics& b) {
+  CHECK(a.numel == b.numel);
+  CHECK(same_bits(a.min, b.min));
+  CHECK(same_bits(a.max, b.max));
+  CHECK(same_bits(a.amax, b.amax));
+  CHECK(same_bits(a.mean, b.mean));
+  CHECK(same_bits(a.std, b.std));
+  CHECK(same_bits(a.l1_norm, b.l1_norm));
+  CHECK(same_bits(a.l2_norm, b.l2_norm));
+  CHECK(same_bits(a.dynamic_range, b.dynamic_range));
+}
+
+void require_same(const quantization_statistics& a, const quantization_statistics& b) {
+  CHECK(a.numel == b.numel);
+  CHECK(a.underflows == b.underflows);
+  CHECK(a.overflows == b.overflows);
+  CHECK(same_bits(a.total_square_error, b.total_square_error));
+  CHECK(same_bits(a.mse, b.mse));
+  CHECK(same_bits(a.scale_inv_min, b.scale_inv_min));
+  CHECK(same_bits(a.scale_inv_max, b.scale_inv_max));
+}
+
+}  // namespace
+
+TEST_CASE("tensor statistics: known answers from TE's formulas", "[quantization_statistics]") {
+  const std::vector<float> x = {1, -2, 0, 4};
+  const tensor_statistics t = statistics_of(x.data(), x.size());
+  CHECK(t.numel == 4);
+  CHECK(t.min == -2);
+  CHECK(t.max == 4);
+  CHECK(t.amax == 4);
+  CHECK(t.mean == 0.75);
+  CHECK(t.std == Approx(2.5).epsilon(1e-12));  // deviations 0.25 -2.75 -0.75 3.25: 18.75 / 3
+  CHECK(t.l1_norm == 7);
+  CHECK(t.l2_norm == Approx(std::sqrt(21.0)).epsilon(1e-12));
+  CHECK(t.dynamic_range == 2);  // log2(4) - log2(1): the zero is left out
+
+  const tensor_statistics empty = statistics_of(static_cast<const float*>(nullptr), 0);
+  CHECK(empty.numel == 0);
+  CHECK(empty.std == 0);
+  const float one = -0.375f;
+  const tensor_statistics single = statistics_of(&one, 1);
+  CHECK(single.std == 0);  // n - 1 = 0: no spread
+  CHECK(single.min == -0.375f);
+  CHECK(single.amax == 0.375f);
+  CHECK(single.dynamic_range == 0);
+  const std::vector<float> zeros(100, 0.0f);
+  const tensor_statistics z = statistics_of(zeros.data(), zeros.size());
+  CHECK(z.dynamic_range == 0);  // no nonzero value (TE's formula gives inf here)
+  CHECK(z.amax == 0);
+  CHECK(z.std == 0);
+}
+
+TEST_CASE("quantisation statistics: known answers for e4m3 and e5m2", "[quantization_statistics]") {
+  // e4m3 at scale 1: 1e-6 underflows to 0 (the smallest subnormal is 2^-9), 500 is clipped to
+  // 448, 1.0625 is a tie between 1 and 1.125 and rounds to 1 (even).
+  const std::vector<float> x = {0.0f, 1e-6f, 500.0f, 1.0625f};
+  std::vector<float8_e4m3fn> q(4);
+  const quantized_with_statistics r = quantize_with_statistics(x.data(), x.size(), q.data(), 1.0f);
+  CHECK(r.quantized.amax == 500);
+  CHECK(r.quantized.scale_inv == 1);
+  CHECK(r.quantization.underflows == 1);
+  CHECK(r.quantization.overflows == 1);
+  CHECK(r.quantization.underflows_percent == 25);
+  CHECK(r.quantization.overflows_percent == 25);
+  const double expected_error = 1e-6f * static_cast<double>(1e-6f) + 52.0 * 52.0 + 0.0625 * 0.0625;
+  CHECK(r.quantization.total_square_error == Approx(expected_error).epsilon(1e-12));
+  CHECK(r.quantization.mse == Approx(expected_error / 4).epsilon(1e-12));
+  CHECK(static_cast<float>(q[2]) == 448);
+
+  // e5m2 with scale 2^-8: scale_inv 256, the bound 57344 · 256 = 14680064; 1.4e7 is within it,
+  // ±2e7 beyond; 1e-3 / 256 is below half of e5m2's smallest subnormal (2^-16) and becomes 0.
+  const std::vector<float> y = {1.4e7f, -2e7f, 2e7f, 1e-3f};
+  std::vector<float8_e5m2> p(4);
+  quantize_n(y.data(), y.size(), p.data(), 1.0f / 256);
+  const quantization_statistics s = quantization_statistics_of(y.data(), y.size(), p.data(), 256.0f);
+  CHECK(s.overflows == 2);
+  CHECK(s.scale_inv_min == 256);
+  CHECK(s.scale_inv_max == 256);
+  CHECK(s.underflows == 1);
+}
+
+TEST_CASE("quantisation statistics agree with a double-precision transcription of TE's formulas",
+          "[quantization_statistics]") {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{2047},
+                              std::size_t{2048}, std::size_t{2049}, std::size_t{100'003}}) {
+    // A large mean against a small spread: the variance must not cancel away.
+    for (const float mean : {0.0f, 3.0f}) {
+      INFO("n = " << n << ", mean " << mean);
+      std::vector<float> x = normal_values(n, mean, mean == 0 ? 1.0f : 0.01f, static_cast<unsigned>(n));
+      if (n > 3) x[n / 3] = 0.0f;
+      std::vector<float8_e4m3fn> q(n);
+      const float scale = mean == 0 ? 64.0f : 100.0f;  // some values clip, some underflow
+      const quantized_with_statistics r = quantize_with_statistics(x.data(), n, q.data(), scale);
+      const reference ref = reference_statistics(x, q, 1.0f / scale);
+      CHECK(r.tensor.min == ref.min);
+      CHECK(r.tensor.max == ref.max);
+      CHECK(r.tensor.amax == ref.amax);
+      CHECK(r.tensor.mean == Approx(ref.mean).epsilon(1e-6).margin(1e-6 * ref.std));
+      CHECK(r.tensor.std == Approx(ref.std).epsilon(1e-4));
+      CHECK(r.tensor.l1_norm == Approx(ref.l1).epsilon(1e-6));
+      CHECK(r.tensor.l2_norm == Approx(ref.l2).epsilon(1e-6));
+      CHECK(r.tensor.dynamic_range == Approx(ref.dynamic_range).epsilon(1e-12));
+      CHECK(r.quantization.underflows == ref.underflows);
+      CHECK(r.quantization.overflows == ref.overflows);
+      CHECK(r.quantization.total_square_error == Approx(ref.total_square_error).epsilon(1e-5));
+      // The codes are quantize_n's.
+      std::vector<float8_e4m3fn> expected(n);
+      quantize_n(x.data(), n, expected.data(), scale);
+      CHECK(std::memcmp(q.data(), expected.data(), n) == 0);
+    }
+  }
+}
+
+TEST_CASE("every SIMD path and the fused quantise give the same bits", "[quantization_statistics]") {
+  const std::size_t n = 3 * 2048 + 37;
+  std::vector<float> x = normal_values(n, 0.5f, 2.0f, 7);
+  x[5] = 0;
+  x[4000] = 1e-9f;
+  x[4001] = -3000.0f;
+  const float scale = 16.0f;
+  std::vector<float8_e4m3fn> q(n);
+  quantize_n(x.data(), n, q.data(), scale);
+  set_bulk_threads(1);
+  const tensor_statistics tensor = statistics_of(x.data(), n);
+  const quantization_statistics quantization = quantization_statistics_of(x.data(), n, q.data(), 1.0f / scale);
+  for (const simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512}) {
+    if (!simd_path_supported(p)) continue;
+    INFO("path " << to_string(p));
+    const simd_path_guard guard(p);
+    require_same(statistics_of(x.data(), n), tensor);
+    require_same(quantization_statistics_of(x.data(), n, q.data(), 1.0f / scale), quantization);
+    std::vector<float8_e4m3fn> fused(n);
+    const quantized_with_statistics r = quantize_with_statistics(x.data(), n, fused.data(), scale);
+    require_same(r.tensor, tensor);
+    require_same(r.quantization, quantization);
+    CHECK(std::memcmp(fused.data(), q.data(), n) == 0);
+  }
+}
+
+TEST_CASE("NaN and infinity in the tensor", "[quantization_statistics]") {
+  std::vector<float> x = normal_values(5000, 0.0f, 1.0f, 3);
+  x[4321] = std::numeric_limits<float>::quiet_NaN();
+  const tensor_statistics t = statistics_of(x.data(), x.size());
+  CHECK(std::isnan(t.min));
+  CHECK(std::isnan(t.max));
+  CHECK(std::isnan(t.amax));
+  CHECK(std::isnan(t.mean));
+  CHECK(std::isnan(t.std));
+  CHECK(std::isnan(t.l1_norm));
+  CHECK(std::isnan(t.dynamic_range));
+  std::vector<float8_e4m3fn> q(x.size());
+  const quantized_with_statistics r = quantize_with_statistics(x.data(), x.size(), q.data(), 1.0f);
+  CHECK(std::isnan(r.quantized.amax));  // as quantize_n's amax
+  CHECK(std::isnan(r.quantization.mse));
+
+  x[4321] = -std::numeric_limits<float>::infinity();
+  const tensor_statistics u = statistics_of(x.data(), x.size());
+  CHECK(u.min == -std::numeric_limits<float>::infinity());
+  CHECK(u.amax == std::numeric_limits<float>::infinity());
+  CHECK(u.l1_norm == std::numeric_limits<double>::infinity());
+  const quantized_with_statistics s = quantize_with_statistics(x.data(), x.size(), q.data(), 1.0f);
+  CHECK(s.quantization.overflows == 1);  // saturated to -448
+}
+
+TEST_CASE("max_blockwise_dynamic_range: TE's 1-D blocks", "[quantization_statistics]") {
+  const std::vector<float> x = {1, 2, 0, -8, 0, 0, 0, 0, 3, 3, 3, 3};
+  CHECK(max_blockwise_dynamic_range(x.data(), x.size(), 4) == 3);  // log2(8) - log2(1); then 0, 0
+  CHECK(max_blockwise_dynamic_range(x.data(), x.size(), 12) == Approx(3.0));
+  CHECK(max_blockwise_dynamic_range(x.data(), 4, 1) == 0);  // one value per block
+  CHECK(max_blockwise_dynamic_range(x.data(), 0, 32) == 0);
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), x.size(), 5),
+                    "max_blockwise_dynamic_range: n = 12 is not a multiple of block_size 5");
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), x.size(), 0), "max_blockwise_dynamic_range: block_size is 0");
+}
+
+TEST_CASE("bad arguments are refused by name", "[quantization_statistics]") {
+  std::vector<float> x(8, 1.0f);
+  std::vector<float8_e4m3fn> q(8);
+  CHECK_THROWS_WITH(statistics_of(static_cast<const float*>(nullptr), 3),
+                    "statistics_of: null input pointer with n = 3");
+  CHECK_THROWS_WITH(quantization_statistics_of(x.data(), 8, q.data(), 0.0f),
+                    "quantization_statistics_of: scale_inv is 0, it must be finite and > 0");
+  CHECK_THROWS_WITH(quantization_statistics_of(x.data(), 8, q.data(), std::numeric_limits<float>::infinity()),
+                    "quantization_statistics_of: scale_inv is inf, it must be finite and > 0");
+  CHECK_THROWS_WITH(quantization_statistics_of(x.data(), 8, static_cast<const float8_e4m3fn*>(nullptr), 1.0f),
+                    "quantization_statistics_of: null quantised pointer with n = 8");
+  CHECK_THROWS_WITH(quantize_with_statistics(x.data(), 8, q.data(), -2.0f),
+                    "quantize_with_statistics: scale is -2, it must be finite and > 0");
+  CHECK_THROWS_WITH(quantize_with_statistics(x.data(), 8, q.data(), 1e-39f),
+                    Catch::Contains("quantize_with_statistics: scale_inv is inf"));
+}

@@ -1,8 +1,9 @@
-// scaling/fp8/quantization_statistics.hpp: Transformer Engine's tensor and quantisation
+// scaling/fp8/quantization_statistics.hpp and mx/statistics.hpp: Transformer Engine's tensor and quantisation
 // statistics, against known answers worked from TE's formulas
 // (transformer_engine/debug/features/utils/stats_computation.py) and against a double-precision
 // transcription of them on random tensors; every SIMD path gives the same bits.
 #include <mixprec/bulk/quantize.hpp>
+#include <mixprec/mx/statistics.hpp>
 #include <mixprec/scaling/fp8/quantization_statistics.hpp>
 
 #include <catch2/catch.hpp>
@@ -270,4 +271,51 @@ TEST_CASE("bad arguments are refused by name", "[quantization_statistics]") {
                     "quantize_with_statistics: scale is -2, it must be finite and > 0");
   CHECK_THROWS_WITH(quantize_with_statistics(x.data(), 8, q.data(), 1e-39f),
                     Catch::Contains("quantize_with_statistics: scale_inv is inf"));
+}
+
+TEST_CASE("MX statistics: underflows, square error and the block scales' range", "[quantization_statistics]") {
+  // One MXFP4 block of 32 values: amax 6 gives the scale 2^0 (OCP rule: floor(log2 6) - 2 = 0);
+  // 0.2 is below half of fp4's smallest step (0.5) and becomes 0; 0.3 rounds to 0.5.
+  std::vector<float> a(64, 0.0f);
+  a[0] = 6.0f;
+  a[1] = 0.2f;
+  a[2] = -0.3f;
+  a[32] = 1e-3f;  // the second block: 1e-3 alone, under its own scale 2^-12 (4.096 -> 4)
+  const mx_matrix<float4_e2m1fn> m = mx_quantize<float4_e2m1fn>(a.data(), 1, 64, 64, mx_axis::rows);
+  const quantization_report r = mx_statistics(a.data(), 64, m);
+  CHECK(r.tensor.numel == 64);
+  CHECK(r.tensor.amax == 6);
+  CHECK(r.quantization.underflows == 1);
+  CHECK(r.quantization.overflows == 0);
+  const double expected =
+      0.2 * 0.2 + 0.2 * 0.2 + (static_cast<double>(m.value(0, 32)) - 1e-3f) * (m.value(0, 32) - 1e-3f);
+  CHECK(r.quantization.total_square_error == Approx(0.2f * 0.2f + 0.2f * 0.2f).margin(1e-6));
+  CHECK(r.quantization.total_square_error == Approx(expected).epsilon(1e-6));
+  CHECK(r.quantization.scale_inv_max == 1.0f);
+  CHECK(r.quantization.scale_inv_min == static_cast<float>(m.block_scale(0, 1)));
+
+  // A random matrix, column-wise blocks, against the values one by one.
+  const std::size_t rows = 70, cols = 37, lda = 40;
+  std::vector<float> b = normal_values(rows * lda, 0.0f, 1.0f, 11);
+  for (std::size_t i = 0; i < b.size(); i += 13) b[i] *= 1e-4f;
+  const mx_matrix<float8_e4m3fn> q = mx_quantize<float8_e4m3fn>(b.data(), rows, cols, lda, mx_axis::columns);
+  const quantization_report s = mx_statistics(b.data(), lda, q);
+  std::size_t underflows = 0;
+  double error = 0;
+  float low = std::numeric_limits<float>::infinity(), high = 0;
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float x = b[i * lda + j], v = q.value(i, j);
+      underflows += x != 0 && v == 0;
+      error += (static_cast<double>(v) - x) * (static_cast<double>(v) - x);
+      low = std::min(low, static_cast<float>(q.scale(i, j)));
+      high = std::max(high, static_cast<float>(q.scale(i, j)));
+    }
+  }
+  CHECK(s.tensor.numel == rows * cols);
+  CHECK(s.quantization.underflows == underflows);
+  CHECK(s.quantization.total_square_error == Approx(error).epsilon(1e-5));
+  CHECK(s.quantization.scale_inv_min == low);
+  CHECK(s.quantization.scale_inv_max == high);
+  CHECK_THROWS_WITH(mx_statistics(b.data(), 10, q), "mx_statistics: lda = 10 is less than cols = 37");
 }

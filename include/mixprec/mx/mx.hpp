@@ -9,3 +9,4 @@
 #include "matrix.hpp"
 #include "packing.hpp"
 #include "quantize.hpp"
+#include "statistics.hpp"

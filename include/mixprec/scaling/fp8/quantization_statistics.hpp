@@ -7,6 +7,9 @@
 //   auto q = mixprec::quantization_statistics_of(x, n, x_fp8, scale_inv);   // underflows, overflows, mse
 //   auto r = mixprec::quantize_with_statistics(x, n, x_fp8, scale);         // both, fused with the quantise
 //   double d = mixprec::max_blockwise_dynamic_range(x, n, 32);
+//   auto b = mixprec::statistics_of_dequantized(x, ldx, y, ldy, rows, cols, scale_invs, count);
+//                                                               // any quantiser, from its dequantised
+//                                                               // values (mx/statistics.hpp: MX)
 //
 // The definitions, for x the float tensor, q its quantised codes and scale_inv the tensor's one
 // inverse scale (the per-tensor recipes: delayed and current scaling):
@@ -77,6 +80,12 @@ struct quantization_statistics {
   double mse = 0;
   float scale_inv_min = 0;
   float scale_inv_max = 0;
+};
+
+// The statistics of a tensor and of a quantisation of it.
+struct quantization_report {
+  tensor_statistics tensor;
+  quantization_statistics quantization;
 };
 
 // What quantize_with_statistics did and saw.
@@ -324,6 +333,51 @@ quantized_with_statistics quantize_with_statistics(const float* x, std::size_t n
   result.tensor = detail::tensor_statistics_from(p);
   result.quantization = detail::quantization_statistics_from(p, result.quantized.scale_inv);
   result.quantized.amax = result.tensor.amax;  // NaN if any x is NaN, as quantize_n's
+  return result;
+}
+
+// The statistics of any quantisation of a rows × cols matrix x (leading dimension ldx), from its
+// dequantised values (dequantised, leading dimension ldd) and the inverse scales it used
+// (scale_invs, count of them; their range is scale_inv_min/max): underflows (nonzero values whose
+// dequantised value is 0) and the square error.  Overflows are not counted (TE counts them for
+// per-tensor delayed scaling only; a block scale is set from its block's amax).  One thread.
+inline quantization_report statistics_of_dequantized(const float* x, std::size_t ldx, const float* dequantised,
+                                                     std::size_t ldd, std::size_t rows, std::size_t cols,
+                                                     const float* scale_invs, std::size_t count) {
+  constexpr const char* function = "statistics_of_dequantized";
+  if (rows > 0 && cols > 0 && (x == nullptr || dequantised == nullptr)) {
+    throw invalid_argument(std::string(function) + ": null " + (x == nullptr ? "input" : "dequantised") +
+                           " pointer for a " + std::to_string(rows) + " × " + std::to_string(cols) + " matrix");
+  }
+  if (rows > 1 && (ldx < cols || ldd < cols)) {
+    throw invalid_argument(std::string(function) + ": leading dimension " + std::to_string(ldx < cols ? ldx : ldd) +
+                           " is less than cols = " + std::to_string(cols));
+  }
+  if (count > 0 && scale_invs == nullptr) {
+    throw invalid_argument(std::string(function) + ": null scale_invs pointer with count = " + std::to_string(count));
+  }
+  const simd_path path = active_simd_path();
+  detail::statistics_partial all;
+  float centre = rows > 0 && cols > 0 && std::isfinite(x[0]) ? x[0] : 0.0f;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; c += detail::statistics_block) {
+      const std::size_t len = std::min(cols - c, detail::statistics_block);
+      const detail::statistics_partial block = detail::measure_block(
+          path, x + r * ldx + c, len, dequantised + r * ldd + c, 1.0f, std::numeric_limits<float>::infinity(), centre);
+      if (std::isfinite(block.mean)) centre = static_cast<float>(block.mean);
+      all.merge(block);
+    }
+  }
+  quantization_report result;
+  result.tensor = detail::tensor_statistics_from(all);
+  result.quantization = detail::quantization_statistics_from(all, 1.0f);
+  float low = std::numeric_limits<float>::infinity(), high = -low;
+  for (std::size_t i = 0; i < count; ++i) {
+    low = std::min(low, scale_invs[i]);
+    high = std::max(high, scale_invs[i]);
+  }
+  result.quantization.scale_inv_min = count == 0 ? 0.0f : low;
+  result.quantization.scale_inv_max = count == 0 ? 0.0f : high;
   return result;
 }
 

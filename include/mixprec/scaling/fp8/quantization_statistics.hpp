@@ -143,9 +143,6 @@ struct statistics_partial {
   }
 };
 
-// One block of at most statistics_block values.  decoded: float(q) for each value (the codes
-// decoded with scale 1), or nullptr for the tensor's statistics alone.  The lanes are fixed-size
-// inner loops that the compiler vectorises; every lane's float sum covers at most 128 values.
 }  // namespace detail
 }  // namespace mixprec
 

@@ -4,6 +4,7 @@
 // transcription of them on random tensors; every SIMD path gives the same bits.
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/mx/statistics.hpp>
+#include <mixprec/scaling/fp8/delayed_scaler.hpp>
 #include <mixprec/scaling/fp8/quantization_statistics.hpp>
 
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../support/simd_paths.hpp"
@@ -318,4 +320,63 @@ TEST_CASE("MX statistics: underflows, square error and the block scales' range",
   CHECK(s.quantization.scale_inv_min == low);
   CHECK(s.quantization.scale_inv_max == high);
   CHECK_THROWS_WITH(mx_statistics(b.data(), 10, q), "mx_statistics: lda = 10 is less than cols = 37");
+}
+
+TEST_CASE("delayed_scaler collects statistics every N iterations without changing what it does",
+          "[quantization_statistics]") {
+  delayed_scaler plain(delayed_scaling{}, fp8_pass::forward, 2);
+  delayed_scaler measured(delayed_scaling{}, fp8_pass::forward, 2);
+  measured.collect_statistics(1, 2);
+  CHECK_FALSE(measured.statistics(1).has_value());
+  const std::size_t n = 5000;
+  for (unsigned it = 0; it < 6; ++it) {
+    for (std::size_t t = 0; t < 2; ++t) {
+      const std::vector<float> x = normal_values(n, 0.0f, 1.0f + 10.0f * static_cast<float>(it + t), 100 + it);
+      std::vector<float8_e4m3fn> a(n), b(n);
+      const fp8_quantized qa = plain.quantize(t, x.data(), n, a.data());
+      const fp8_quantized qb = measured.quantize(t, x.data(), n, b.data());
+      CHECK(std::memcmp(a.data(), b.data(), n) == 0);
+      CHECK(same_bits(qa.amax, qb.amax));
+      CHECK(same_bits(qa.scale, qb.scale));
+      if (t == 1 && it % 2 == 0) {
+        REQUIRE(measured.statistics(1).has_value());
+        CHECK(measured.statistics(1)->iteration == static_cast<std::int64_t>(it));
+        require_same(measured.statistics(1)->report.quantization,
+                     quantization_statistics_of(x.data(), n, b.data(), qb.scale_inv));
+        require_same(measured.statistics(1)->report.tensor, statistics_of(x.data(), n));
+      }
+    }
+    plain.update();
+    measured.update();
+    CHECK(same_bits(plain.scale(0), measured.scale(0)));
+    CHECK(same_bits(plain.scale(1), measured.scale(1)));
+  }
+  CHECK(measured.statistics(1)->iteration == 4);
+  CHECK_FALSE(measured.statistics(0).has_value());
+  CHECK_FALSE(plain.statistics(1).has_value());
+  const std::string json = measured.statistics_json();
+  CHECK_THAT(json, Catch::StartsWith("{\"pass\": \"forward\", \"tensors\": [{\"tensor\": 1, \"iteration\": 4, "
+                                     "\"stats\": {\"numel\": 5000, \"min\": "));
+  CHECK_THAT(json,
+             Catch::Contains("\"underflows%\": ") && Catch::Contains("\"scale_inv_max\": ") && Catch::EndsWith("}}]}"));
+  CHECK(plain.statistics_json() == "{\"pass\": \"forward\", \"tensors\": []}");
+
+  CHECK_THROWS_WITH(measured.collect_statistics(0, -1),
+                    "delayed_scaler::collect_statistics: every is -1, it must be >= 0 (0 turns collection off)");
+  CHECK_THROWS_WITH(measured.collect_statistics(2, 1), "delayed_scaler: tensor 2 out of range, the scaler has 2");
+  measured.collect_statistics(1, 0);  // off: the last record stays
+  CHECK(measured.statistics(1)->iteration == 4);
+}
+
+TEST_CASE("the statistics' JSON: TE's names, non-finite values as strings", "[quantization_statistics]") {
+  std::vector<float> x = {1.0f, std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float8_e4m3fn> q(2);
+  const quantized_with_statistics r = quantize_with_statistics(x.data(), 2, q.data(), 1.0f);
+  const std::string json = to_json(quantization_report{r.tensor, r.quantization});
+  CHECK(
+      json ==
+      "{\"numel\": 2, \"min\": \"nan\", \"max\": \"nan\", \"mean\": \"nan\", \"std\": \"nan\", \"l1_norm\": \"nan\", "
+      "\"l2_norm\": \"nan\", \"cur_amax\": \"nan\", \"dynamic_range\": \"nan\", \"underflows_num\": 0, "
+      "\"underflows%\": 0, \"overflows_num\": 0, \"overflows%\": 0, \"mse\": \"nan\", \"total_square_error\": \"nan\", "
+      "\"scale_inv_min\": 1, \"scale_inv_max\": 1}");
 }

@@ -19,6 +19,12 @@
 // nccl_agreement::reduce_amax), as TE reduces its amax buffer before the fused update; every
 // process then computes the same scales.
 //
+// Statistics (TE's log_fp8_tensor_stats with its freq option): collect_statistics(tensor, every)
+// makes quantize() measure the tensor on the iterations that are multiples of `every`, fused with
+// the quantise (quantize_with_statistics: the same codes and amax); statistics(tensor) holds the
+// last one with its iteration, statistics_json() all of them.  A diagnostic setting: not part of
+// the saved state.
+//
 // A delayed_scaler is not thread-safe.  Errors: invalid_argument for a bad tensor index or
 // element type, scaler_state_error for a state that cannot be loaded (the scaler is unchanged).
 #pragma once
@@ -26,6 +32,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +43,7 @@
 #include "../detail/files.hpp"
 #include "delayed_scaling.hpp"
 #include "format.hpp"
+#include "quantization_statistics.hpp"
 #include "state.hpp"
 
 namespace mixprec {
@@ -89,9 +97,48 @@ class delayed_scaler {
     fp8_quantized result;
     result.scale = scale(tensor);
     result.scale_inv = scale_inv_[tensor];
-    result.amax = quantize_n(x, n, out, result.scale, r, overflow::saturate);
+    if (collecting(tensor)) {
+      const quantized_with_statistics measured =
+          quantize_with_statistics(x, n, out, result.scale, r, overflow::saturate);
+      result.amax = measured.quantized.amax;
+      statistics_[tensor] = fp8_statistics_record{state_.iteration, {measured.tensor, measured.quantization}};
+    } else {
+      result.amax = quantize_n(x, n, out, result.scale, r, overflow::saturate);
+    }
     record_amax(tensor, result.amax);
     return result;
+  }
+
+  // Measures the tensor's quantisations on iterations that are multiples of every (0: never).
+  void collect_statistics(std::size_t tensor, std::int64_t every) {
+    checked(tensor);
+    if (every < 0) {
+      throw invalid_argument("delayed_scaler::collect_statistics: every is " + std::to_string(every) +
+                             ", it must be >= 0 (0 turns collection off)");
+    }
+    every_.resize(state_.tensors, 0);
+    statistics_.resize(state_.tensors);
+    every_[tensor] = every;
+  }
+  // The tensor's last measured quantisation and its iteration; empty before the first.
+  const std::optional<fp8_statistics_record>& statistics(std::size_t tensor) const {
+    static const std::optional<fp8_statistics_record> none;
+    checked(tensor);
+    return tensor < statistics_.size() ? statistics_[tensor] : none;
+  }
+  // {"pass": ..., "tensors": [{"tensor": t, "iteration": i, "stats": {...}} for each measured
+  // tensor]}, the stats as to_json(quantization_report).
+  std::string statistics_json() const {
+    std::string out = std::string("{\"pass\": \"") + to_string(state_.pass) + "\", \"tensors\": [";
+    bool first = true;
+    for (std::size_t t = 0; t < statistics_.size(); ++t) {
+      if (!statistics_[t]) continue;
+      if (!first) out += ", ";
+      first = false;
+      out += "{\"tensor\": " + std::to_string(t) + ", \"iteration\": " + std::to_string(statistics_[t]->iteration) +
+             ", \"stats\": " + to_json(statistics_[t]->report) + "}";
+    }
+    return out + "]}";
   }
 
   // Ends the step on this process: every tensor's history and scale per TE's rule.  All or
@@ -169,6 +216,10 @@ class delayed_scaler {
     }
   }
 
+  bool collecting(std::size_t tensor) const noexcept {
+    return tensor < every_.size() && every_[tensor] > 0 && state_.iteration % every_[tensor] == 0;
+  }
+
   void refresh_inverses() {
     scale_inv_.resize(state_.tensors);
     for (std::size_t t = 0; t < state_.tensors; ++t) scale_inv_[t] = 1.0f / state_.scale[t];
@@ -177,6 +228,8 @@ class delayed_scaler {
   delayed_scaling recipe_;
   delayed_scaling_state state_;
   std::vector<float> scale_inv_;
+  std::vector<std::int64_t> every_;  // per tensor; empty: no collection
+  std::vector<std::optional<fp8_statistics_record>> statistics_;
 };
 
 }  // namespace mixprec

@@ -88,6 +88,12 @@ struct quantization_report {
   quantization_statistics quantization;
 };
 
+// A report and the recipe iteration it was measured at (delayed_scaler::statistics).
+struct fp8_statistics_record {
+  std::int64_t iteration = 0;
+  quantization_report report;
+};
+
 // What quantize_with_statistics did and saw.
 struct quantized_with_statistics {
   fp8_quantized quantized;  // amax, scale, scale_inv = 1 / scale
@@ -404,6 +410,38 @@ inline double max_blockwise_dynamic_range(const float* x, std::size_t n, std::si
       largest = std::max(largest, std::log2(static_cast<double>(high)) - std::log2(static_cast<double>(low)));
   }
   return largest;
+}
+
+// The statistics as one JSON object with TE's stat names: {"numel", "min", "max", "mean", "std",
+// "l1_norm", "l2_norm", "cur_amax", "dynamic_range", "underflows_num", "underflows%",
+// "overflows_num", "overflows%", "mse", "total_square_error", "scale_inv_min", "scale_inv_max"};
+// inf and NaN as the strings "inf", "-inf", "nan" (detail/text.hpp).
+inline std::string to_json(const quantization_report& r) {
+  using detail::json_number;
+  const tensor_statistics& t = r.tensor;
+  const quantization_statistics& q = r.quantization;
+  std::string out = "{\"numel\": " + std::to_string(t.numel);
+  const auto field = [&out](const char* name, double value) {
+    out.append(", \"").append(name).append("\": ").append(json_number(value));
+  };
+  field("min", t.min);
+  field("max", t.max);
+  field("mean", t.mean);
+  field("std", t.std);
+  field("l1_norm", t.l1_norm);
+  field("l2_norm", t.l2_norm);
+  field("cur_amax", t.amax);
+  field("dynamic_range", t.dynamic_range);
+  out.append(", \"underflows_num\": ").append(std::to_string(q.underflows));
+  field("underflows%", q.underflows_percent);
+  out.append(", \"overflows_num\": ").append(std::to_string(q.overflows));
+  field("overflows%", q.overflows_percent);
+  field("mse", q.mse);
+  field("total_square_error", q.total_square_error);
+  field("scale_inv_min", q.scale_inv_min);
+  field("scale_inv_max", q.scale_inv_max);
+  out.push_back('}');
+  return out;
 }
 
 }  // namespace mixprec

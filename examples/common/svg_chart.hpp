@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mixprec_example {
@@ -30,6 +31,11 @@ struct chart_series {
   std::string name;
   std::vector<double> x;
   std::vector<double> y;  // y[i] belongs to x[i]; extra values of the longer vector are ignored
+  // Events rather than a line: larger marks, no line between them, and labels[i] (if given)
+  // written beside point i, unless it would overlap a label already written in the panel (every
+  // label is also the point's tooltip).
+  std::vector<std::string> labels = {};
+  bool points_only = false;
 };
 
 struct line_chart {
@@ -196,29 +202,56 @@ inline std::string svg_panel(const line_chart& chart, int width, int height) {
 
   // The series: a path broken at points the axes cannot show, a dot on each point, a legend line.
   bool anything_drawn = false;
+  std::vector<std::pair<double, double>> written_labels;  // where event labels were written, any series'
+  const auto label_fits = [&written_labels](double px, double py) {
+    // A label (about 60 px of 10-px text) 70 px beside or 14 px above or below another does not
+    // overlap it.
+    for (const auto& [lx, ly] : written_labels) {
+      if (std::abs(px - lx) <= 70 && std::abs(py - ly) <= 14) return false;
+    }
+    return true;
+  };
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const chart_series& s = chart.series[i];
-    std::string path, dots;
+    std::string path, dots, labels;
     bool pen_down = false;
     for (std::size_t k = 0; k < std::min(s.x.size(), s.y.size()); ++k) {
       if (!drawable(s.x[k], chart.x_axis.scale) || !drawable(s.y[k], chart.y_axis.scale)) {
         pen_down = false;
         continue;
       }
-      const std::string x = pixels(to_x(s.x[k])), y = pixels(to_y(s.y[k]));
+      const double px = to_x(s.x[k]), py = to_y(s.y[k]);
+      const std::string x = pixels(px), y = pixels(py);
       path += (pen_down ? " L" : (path.empty() ? "M" : " M")) + x + " " + y;
-      dots += "<circle cx=\"" + x + "\" cy=\"" + y + "\" r=\"2.5\"/>";
+      const std::string label = k < s.labels.size() ? xml_escaped(s.labels[k]) : std::string();
+      if (s.points_only) {
+        dots += "<circle cx=\"" + x + "\" cy=\"" + y + "\" r=\"4.5\" fill-opacity=\"0.75\">" +
+                (label.empty() ? std::string() : "<title>" + label + "</title>") + "</circle>";
+        if (!label.empty() && label_fits(px, py)) {
+          labels +=
+              "<text x=\"" + pixels(px + 6) + "\" y=\"" + pixels(py - 6) + "\" font-size=\"10\">" + label + "</text>";
+          written_labels.emplace_back(px, py);
+        }
+      } else {
+        dots += "<circle cx=\"" + x + "\" cy=\"" + y + "\" r=\"2.5\"/>";
+      }
       pen_down = true;
     }
     const std::string stroke = series_stroke(i);
     if (!path.empty()) {
       anything_drawn = true;
-      svg += "<path d=\"" + path + "\" fill=\"none\" stroke-width=\"1.8\" " + stroke + "/>\n";
+      if (!s.points_only) svg += "<path d=\"" + path + "\" fill=\"none\" stroke-width=\"1.8\" " + stroke + "/>\n";
       svg += "<g fill=\"" + series_colour(i) + "\">" + dots + "</g>\n";
+      if (!labels.empty()) svg += "<g fill=\"" + series_colour(i) + "\">" + labels + "</g>\n";
     }
     const double legend_y = plot_top + 8 + 18.0 * static_cast<double>(i);
-    svg += "<line x1=\"" + pixels(plot_right + 12) + "\" y1=\"" + pixels(legend_y) + "\" x2=\"" +
-           pixels(plot_right + 36) + "\" y2=\"" + pixels(legend_y) + "\" stroke-width=\"2.5\" " + stroke + "/>\n";
+    if (s.points_only) {
+      svg += "<circle cx=\"" + pixels(plot_right + 24) + "\" cy=\"" + pixels(legend_y) + "\" r=\"4.5\" fill=\"" +
+             series_colour(i) + "\"/>\n";
+    } else {
+      svg += "<line x1=\"" + pixels(plot_right + 12) + "\" y1=\"" + pixels(legend_y) + "\" x2=\"" +
+             pixels(plot_right + 36) + "\" y2=\"" + pixels(legend_y) + "\" stroke-width=\"2.5\" " + stroke + "/>\n";
+    }
     svg += "<text x=\"" + pixels(plot_right + 42) + "\" y=\"" + pixels(legend_y + 4) + "\">" + xml_escaped(s.name) +
            "</text>\n";
   }

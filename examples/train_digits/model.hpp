@@ -134,10 +134,17 @@ class mlp {
   std::vector<parameter> weights_, biases_;
 };
 
-// The share of weight-gradient elements that the low precision flushed to zero: zero in `grads`
-// while a float32 backward from the same forward values is not.
-inline double flushed_share(const mlp& model, const activations& a, const matrix& x, const std::vector<int>& labels,
-                            float grad_loss, const std::vector<ops::linear_grads>& grads) {
+// Per layer, the weight-gradient elements that the low precision flushed to zero (zero in
+// `grads` while a float32 backward from the same forward values is not), and those that the
+// float32 backward made nonzero.
+struct flush_count {
+  std::size_t flushed = 0, nonzero = 0;
+  double share() const { return nonzero == 0 ? 0.0 : static_cast<double>(flushed) / static_cast<double>(nonzero); }
+};
+
+inline std::vector<flush_count> flushed_by_layer(const mlp& model, const activations& a, const matrix& x,
+                                                 const std::vector<int>& labels, float grad_loss,
+                                                 const std::vector<ops::linear_grads>& grads) {
   activations as_float;
   for (std::size_t l = 0; l < a.z.size(); ++l) {
     as_float.z.push_back(a.z[l].to(dtype::float32));
@@ -146,16 +153,26 @@ inline double flushed_share(const mlp& model, const activations& a, const matrix
   as_float.logits = a.logits.to(dtype::float32);
   mixprec::autocast_disabled off;
   const auto reference = model.backward(as_float, x, labels, grad_loss, precision::fp32, nullptr);
-  std::size_t flushed = 0, total = 0;
+  std::vector<flush_count> counts(model.layers());
   for (std::size_t l = 0; l < model.layers(); ++l) {
     const float* got = grads[l].weight.data<float>();
     const float* want = reference[l].weight.data<float>();
     for (std::size_t k = 0; k < grads[l].weight.size(); ++k) {
-      flushed += got[k] == 0.0f && want[k] != 0.0f ? 1 : 0;
-      total += want[k] != 0.0f ? 1 : 0;
+      counts[l].flushed += got[k] == 0.0f && want[k] != 0.0f ? 1 : 0;
+      counts[l].nonzero += want[k] != 0.0f ? 1 : 0;
     }
   }
-  return total == 0 ? 0.0 : static_cast<double>(flushed) / static_cast<double>(total);
+  return counts;
+}
+
+// The share over all layers.
+inline double flushed_share(const std::vector<flush_count>& counts) {
+  flush_count all;
+  for (const flush_count& c : counts) {
+    all.flushed += c.flushed;
+    all.nonzero += c.nonzero;
+  }
+  return all.share();
 }
 
 }  // namespace train_digits

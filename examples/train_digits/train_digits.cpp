@@ -123,22 +123,52 @@ std::string curves_csv(const std::vector<run_result>& runs) {
   return text;
 }
 
+// Three panels: the loss; the loss scale, each skipped step marked and labelled with the
+// parameter whose gradient was the first inf/NaN; and the share of each layer's weight gradients
+// that fp16/bf16 flushed to zero (the runs that measure it).
 std::string curves_svg(const std::vector<run_result>& runs) {
   line_chart loss{
       "Training loss per step", {"step", axis_scale::linear}, {"cross-entropy", axis_scale::logarithmic}, {}};
-  line_chart scale{"Loss scale per step", {"step", axis_scale::linear}, {"scale", axis_scale::logarithmic}, {}};
+  line_chart scale{"Loss scale per step; skipped steps marked with the first non-finite gradient",
+                   {"step", axis_scale::linear},
+                   {"scale", axis_scale::logarithmic},
+                   {}};
+  line_chart flushed{"Weight gradients flushed to zero, per layer",
+                     {"step", axis_scale::linear},
+                     {"% of the float32 backward's nonzero values", axis_scale::linear},
+                     {}};
+  std::vector<chart_series> skips;
   for (const run_result& run : runs) {
     chart_series l{run.r.name(), {}, {}}, s{run.r.name(), {}, {}};
+    chart_series skipped{"skip " + run.r.name(), {}, {}};
+    skipped.points_only = true;
+    std::vector<chart_series> layers;
     for (const step_record& step : run.steps) {
-      l.x.push_back(static_cast<double>(step.step));
+      const auto at = static_cast<double>(step.step);
+      l.x.push_back(at);
       l.y.push_back(step.loss);
-      s.x.push_back(static_cast<double>(step.step));
+      s.x.push_back(at);
       s.y.push_back(step.scale);
+      if (step.skipped) {
+        skipped.x.push_back(at);
+        skipped.y.push_back(step.scale);
+        skipped.labels.push_back(step.culprit);
+      }
+      for (std::size_t k = 0; k < step.layer_flushed.size(); ++k) {
+        if (layers.size() <= k) layers.push_back({run.r.name() + " fc" + std::to_string(k + 1), {}, {}});
+        layers[k].x.push_back(at);
+        layers[k].y.push_back(100 * step.layer_flushed[k]);
+      }
     }
     loss.series.push_back(std::move(l));
     scale.series.push_back(std::move(s));
+    if (!skipped.x.empty()) skips.push_back(std::move(skipped));
+    for (chart_series& layer : layers) flushed.series.push_back(std::move(layer));
   }
-  return svg_figure("train_digits: UCI digits MLP 64-128-128-10", {loss, scale});
+  for (chart_series& s : skips) scale.series.push_back(std::move(s));
+  std::vector<line_chart> panels = {loss, scale};
+  if (!flushed.series.empty()) panels.push_back(flushed);
+  return svg_figure("train_digits: UCI digits MLP 64-128-128-10", panels);
 }
 
 // --benchmark: `steps` optimizer steps of one recipe after a warm-up, on batches of one shape,

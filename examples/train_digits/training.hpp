@@ -108,6 +108,8 @@ struct step_record {
   double loss = 0;
   float scale = 1;  // the scale this step used
   bool skipped = false;
+  std::string culprit = {};                // a skipped step's first non-finite gradient: its parameter
+  std::vector<double> layer_flushed = {};  // per layer, the share of weight gradients flushed (fp16/bf16)
 };
 
 struct run_result {
@@ -247,6 +249,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
       const auto step_start = clock::now();
       double diagnostics = 0;  // seconds spent measuring inside the step, taken off its time
+      std::vector<flush_count> flush_counts;
       activations a;
       const mixprec::step_result s = amp.train_step(
           [&] {
@@ -263,7 +266,8 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
             }
             if (measure_flush) {
               const auto measuring = clock::now();
-              flushed_sum += flushed_share(model, a, x, labels, grad_loss, grads);
+              flush_counts = flushed_by_layer(model, a, x, labels, grad_loss, grads);
+              flushed_sum += flushed_share(flush_counts);
               diagnostics += seconds_since(measuring);
             }
             result.activation_bytes = a.bytes();
@@ -272,7 +276,10 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       result.step_seconds.push_back(seconds_since(step_start) - diagnostics);
       training_seconds += result.step_seconds.back();
       loss_sum += s.loss;
-      result.steps.push_back({step, s.loss, s.scale, s.skipped});
+      step_record record{step, s.loss, s.scale, s.skipped};
+      if (s.skipped) record.culprit = s.parameter.empty() ? "another process" : s.parameter;
+      for (const flush_count& c : flush_counts) record.layer_flushed.push_back(c.share());
+      result.steps.push_back(std::move(record));
       ++trained;
       if (o.save_after > 0 && step + 1 == o.save_after) amp.save(o.checkpoint);
     }

@@ -303,7 +303,27 @@ def check_train_digits(binary, scratch):
     check(len({s["recipe"] for s in steps}) == 8, "the CSV has every recipe's curve")
     svg = ElementTree.parse(paths["svg"]).getroot()
     check(svg.tag.endswith("svg"), "the SVG parses as an SVG document")
-    check("fp16/dynamic" in ElementTree.tostring(svg, encoding="unicode"), "the SVG's legend names the recipes")
+    svg_text = ElementTree.tostring(svg, encoding="unicode")
+    check("fp16/dynamic" in svg_text, "the SVG's legend names the recipes")
+    # Issue 18: skipped steps marked with their culprit parameter, and each layer's flushed share.
+    skipped_steps = [s for s in steps if s["skipped"] == "1"]
+    if skipped_steps:
+        check("skip fp16/" in svg_text and (".weight</title>" in svg_text or ".bias</title>" in svg_text),
+              "the SVG marks skipped steps with the parameter whose gradient overflowed first")
+    check("Weight gradients flushed to zero, per layer" in svg_text and "fp16/none fc1" in svg_text
+          and "bf16/none fc3" in svg_text, "the SVG has a panel of each layer's flushed gradients")
+    # A run that skips steps (a smaller shift makes the dynamic scale overflow within 8 epochs):
+    # each skip marked in the chart with the parameter whose gradient overflowed first.
+    skip_svg, skip_csv = os.path.join(scratch, "skips.svg"), os.path.join(scratch, "skips.csv")
+    code, out, err = run(binary, "--precision", "fp16", "--scaling", "dynamic", "--quick", "--gradient-shift", "4",
+                         "--svg", skip_svg, "--csv", skip_csv)
+    check(code == 0, f"a dynamic-scaling run with --gradient-shift 4 succeeds (status {code}, stderr {err})")
+    with open(skip_csv) as f:
+        skips = sum(1 for row in csv.DictReader(f) if row["skipped"] == "1")
+    skip_text = ElementTree.tostring(ElementTree.parse(skip_svg).getroot(), encoding="unicode")
+    marks = re.findall(r"<(?:\w+:)?title>(fc[0-9]+\.(?:weight|bias))</(?:\w+:)?title>", skip_text)
+    check(skips > 0 and len(marks) == skips and "skip fp16/dynamic" in skip_text,
+          f"every skipped step ({skips}) is marked with its culprit parameter in the SVG ({len(marks)} marks)")
     # --benchmark: a few timed steps of a small model in every precision, as JSON (no timing is
     # judged here: only that the mode runs and reports what it says).
     for precision in ("fp32", "bf16", "fp16", "fp8", "mxfp8"):

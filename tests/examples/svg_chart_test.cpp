@@ -146,3 +146,23 @@ TEST_CASE("series keep their colour from panel to panel, and dash after the tent
   CHECK(detail::series_stroke(3).find("dasharray") == std::string::npos);
   CHECK(detail::series_stroke(13).find("dasharray") != std::string::npos);
 }
+
+TEST_CASE("event series: marks without a line, labels that do not overlap, tooltips") {
+  line_chart chart{"events", {"step", axis_scale::linear}, {"scale", axis_scale::logarithmic}, {}};
+  chart.series.push_back({"scale", {0, 1, 2, 3, 100}, {65536, 32768, 16384, 8192, 8192}});
+  chart_series skipped{"skipped", {0, 1, 2, 100}, {8192, 8192, 8192, 8192}};
+  skipped.points_only = true;
+  skipped.labels = {"fc3.weight", "fc3.weight", "fc2 <bias>", "fc1.weight"};
+  chart.series.push_back(skipped);
+  const std::string svg = svg_figure("", {chart});
+  std::string problem;
+  CHECK(well_formed(svg, problem));
+  INFO(problem);
+  CHECK(count_of(svg, "<path d=") == 1);  // the line series only
+  CHECK(count_of(svg, "<title>") == 4);   // every mark has its tooltip
+  CHECK(svg.find("fc2 &lt;bias&gt;") != std::string::npos);
+  // Steps 0, 1, 2 lie a few pixels apart at one height: only the first one's label is written.
+  CHECK(count_of(svg, "font-size=\"10\">") == 2);
+  CHECK(count_of(svg, "font-size=\"10\">fc3.weight") == 1);
+  CHECK(count_of(svg, "font-size=\"10\">fc1.weight") == 1);
+}

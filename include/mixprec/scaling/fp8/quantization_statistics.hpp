@@ -122,7 +122,6 @@ struct statistics_partial {
   float min = std::numeric_limits<float>::infinity();
   float max = -std::numeric_limits<float>::infinity();
   float smallest_nonzero = std::numeric_limits<float>::infinity();
-  float largest = 0;  // max |x| (meaningless when nans > 0)
 
   void merge(const statistics_partial& o) noexcept {
     if (o.count == 0) return;
@@ -145,7 +144,6 @@ struct statistics_partial {
     min = std::min(min, o.min);
     max = std::max(max, o.max);
     smallest_nonzero = std::min(smallest_nonzero, o.smallest_nonzero);
-    largest = std::max(largest, o.largest);
   }
 };
 
@@ -207,7 +205,7 @@ inline tensor_statistics tensor_statistics_from(const statistics_partial& p) {
   }
   t.min = p.min;
   t.max = p.max;
-  t.amax = p.largest;
+  t.amax = std::max(-p.min, p.max);  // the largest magnitude
   t.mean = p.mean;
   t.std = p.count < 2 ? 0.0 : std::sqrt(p.m2 / static_cast<double>(p.count - 1));
   t.l1_norm = p.l1;

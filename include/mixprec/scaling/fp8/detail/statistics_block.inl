@@ -104,7 +104,6 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
     p.m2 = std::max(0.0, m2 - shift * shift / n);
     p.sum_squares = m2 + 2 * c * shift + n * c * c;  // sum (d + c)^2
     p.nans = std::isnan(p.l1) ? 1 : 0;               // at least one; how many is not needed
-    p.largest = std::max(-p.min, p.max);
   }
   return p;
 }

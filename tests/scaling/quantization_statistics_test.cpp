@@ -2,6 +2,7 @@
 // statistics, against known answers worked from TE's formulas
 // (transformer_engine/debug/features/utils/stats_computation.py) and against a double-precision
 // transcription of them on random tensors; every SIMD path gives the same bits.
+#include <mixprec/blockscale/statistics.hpp>
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/mx/statistics.hpp>
 #include <mixprec/scaling/fp8/delayed_scaler.hpp>
@@ -320,6 +321,120 @@ TEST_CASE("MX statistics: underflows, square error and the block scales' range",
   CHECK(s.quantization.scale_inv_min == low);
   CHECK(s.quantization.scale_inv_max == high);
   CHECK_THROWS_WITH(mx_statistics(b.data(), 10, q), "mx_statistics: lda = 10 is less than cols = 37");
+}
+
+// What a report of a block quantiser must say, from its values one by one: the count of nonzero
+// inputs whose value is 0, the square error in double, and the range of the given scales.
+struct expected_report {
+  std::size_t underflows = 0;
+  double square_error = 0;
+  float scale_low = std::numeric_limits<float>::infinity(), scale_high = -std::numeric_limits<float>::infinity();
+};
+template <class Value>
+expected_report expected_from(const std::vector<float>& a, std::size_t rows, std::size_t cols, std::size_t lda,
+                              Value value, const std::vector<float>& scales) {
+  expected_report e;
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      const float x = a[i * lda + j], v = value(i, j);
+      e.underflows += x != 0 && v == 0;
+      e.square_error += (static_cast<double>(v) - x) * (static_cast<double>(v) - x);
+    }
+  }
+  for (const float s : scales) {
+    e.scale_low = std::min(e.scale_low, s);
+    e.scale_high = std::max(e.scale_high, s);
+  }
+  return e;
+}
+void check_report(const quantization_report& r, const expected_report& e, std::size_t numel) {
+  CHECK(r.tensor.numel == numel);
+  CHECK(r.quantization.underflows == e.underflows);
+  CHECK(r.quantization.overflows == 0);
+  CHECK(r.quantization.total_square_error == Approx(e.square_error).epsilon(1e-5));
+  CHECK(r.quantization.scale_inv_min == e.scale_low);
+  CHECK(r.quantization.scale_inv_max == e.scale_high);
+}
+
+TEST_CASE("block fp8 statistics: underflows, square error and the block decode scales", "[quantization_statistics]") {
+  using blockscale::fp8_block_kind;
+  // One row, one 1×128 block: amax 448 gives TE's power-of-two scale 1, so scale_inv 1; 5e-4 is
+  // below half of e4m3's smallest subnormal 2^-9 and becomes 0; 0.3 rounds to 0.3125.
+  std::vector<float> a(128, 0.0f);
+  a[0] = 448.0f;
+  a[1] = 5e-4f;
+  a[2] = 0.3f;
+  const auto m = blockscale::fp8_block_quantize<float8_e4m3fn>(a.data(), 1, 128, 128);
+  const quantization_report r = blockscale::fp8_block_statistics(a.data(), 128, m);
+  CHECK(r.tensor.numel == 128);
+  CHECK(r.tensor.amax == 448);
+  CHECK(r.quantization.underflows == 1);
+  const double e1 = static_cast<double>(5e-4f), e2 = 0.3125 - static_cast<double>(0.3f);
+  CHECK(r.quantization.total_square_error == Approx(e1 * e1 + e2 * e2).epsilon(1e-6));
+  CHECK(r.quantization.scale_inv_min == 1.0f);
+  CHECK(r.quantization.scale_inv_max == 1.0f);
+
+  // Random matrices with edge blocks, both block kinds, against the values one by one.
+  const std::size_t rows = 150, cols = 300, lda = 310;
+  std::vector<float> b = normal_values(rows * lda, 0.0f, 1.0f, 21);
+  for (std::size_t i = 0; i < b.size(); i += 7) b[i] *= 1e-5f;
+  for (std::size_t j = 0; j < cols; ++j) b[3 * lda + j] *= 1e-3f;  // a row of its own scale
+  for (const fp8_block_kind kind : {fp8_block_kind::row_1x128, fp8_block_kind::tile_128x128}) {
+    blockscale::fp8_block_options options;
+    options.kind = kind;
+    const auto q = blockscale::fp8_block_quantize<float8_e4m3fn>(b.data(), rows, cols, lda, options);
+    const std::vector<float> scales(q.scale_invs(), q.scale_invs() + q.block_rows() * q.block_cols());
+    const expected_report e = expected_from(
+        b, rows, cols, lda, [&](std::size_t i, std::size_t j) { return q.value(i, j); }, scales);
+    CHECK(e.underflows > 0);
+    CHECK(e.scale_low < e.scale_high);
+    check_report(blockscale::fp8_block_statistics(b.data(), lda, q), e, rows * cols);
+  }
+  const auto q = blockscale::fp8_block_quantize<float8_e5m2>(b.data(), rows, cols, lda);
+  CHECK_THROWS_WITH(blockscale::fp8_block_statistics(b.data(), 299, q),
+                    "fp8_block_statistics: lda = 299 is less than cols = 300");
+  CHECK_THROWS_WITH(blockscale::fp8_block_statistics(static_cast<const float*>(nullptr), lda, q),
+                    "fp8_block_statistics: null input pointer for a 150 × 300 matrix");
+  const blockscale::fp8_block_matrix<float8_e4m3fn> empty(0, 5, fp8_block_kind::row_1x128,
+                                                          blockscale::fp8_block_rule::transformer_engine);
+  const quantization_report none = blockscale::fp8_block_statistics(nullptr, 5, empty);
+  CHECK(none.tensor.numel == 0);
+  CHECK(none.quantization.underflows == 0);
+}
+
+TEST_CASE("NVFP4 statistics: underflows, square error and the ue4m3 block scales, both copies",
+          "[quantization_statistics]") {
+  // 16×16 tiles and 1×16 blocks, TE's rule and torchao's, row-wise and column-wise copies of a
+  // matrix whose sizes are not multiples of 16, with values far below their blocks' amax.
+  const std::size_t rows = 45, cols = 70, lda = 72;
+  std::vector<float> a = normal_values(rows * lda, 0.0f, 1.0f, 31);
+  for (std::size_t i = 0; i < a.size(); i += 5) a[i] *= 1e-3f;
+  for (std::size_t i = 0; i < rows; ++i) a[i * lda + 17] *= 1e4f;  // a column of large values
+  for (const blockscale::nvfp4_rule rule :
+       {blockscale::nvfp4_rule::transformer_engine, blockscale::nvfp4_rule::torchao}) {
+    for (const blockscale::nvfp4_tile tile : {blockscale::nvfp4_tile::row_16, blockscale::nvfp4_tile::square_16}) {
+      blockscale::nvfp4_options options;
+      options.rule = rule;
+      options.tile = tile;
+      options.columnwise = true;
+      const blockscale::nvfp4_tensor t = blockscale::nvfp4_quantize(a.data(), rows, cols, lda, options);
+      for (const blockscale::nvfp4_matrix* m : {&*t.rowwise, &*t.columnwise}) {
+        std::vector<float> scales;
+        for (std::size_t line = 0; line < m->lines(); ++line) {
+          for (std::size_t j = 0; j < m->blocks_per_line(); ++j)
+            scales.push_back(static_cast<float>(m->scale(line, j)));
+        }
+        const expected_report e = expected_from(
+            a, rows, cols, lda, [&](std::size_t i, std::size_t j) { return m->value(i, j); }, scales);
+        INFO(to_string(rule) << (m->columnwise() ? " column-wise" : " row-wise"));
+        CHECK(e.underflows > 0);
+        check_report(blockscale::nvfp4_statistics(a.data(), lda, *m), e, rows * cols);
+      }
+    }
+  }
+  const blockscale::nvfp4_tensor t = blockscale::nvfp4_quantize(a.data(), rows, cols, lda);
+  CHECK_THROWS_WITH(blockscale::nvfp4_statistics(a.data(), 69, *t.rowwise),
+                    "nvfp4_statistics: lda = 69 is less than cols = 70");
 }
 
 TEST_CASE("delayed_scaler collects statistics every N iterations without changing what it does",

@@ -9,6 +9,7 @@
 //   nvfp4_rules.hpp       NVFP4's scale rules (TE's, torchao's) and the e2m1 element conversion
 //   nvfp4.hpp             nvfp4_matrix (1×16 or 16×16 blocks, ue4m3 scales), quantise, dequantise
 //   nvfp4_gemm.hpp        C = A · B on NVFP4 operands, summed in float
+//   statistics.hpp        Transformer Engine's quantisation statistics of block-fp8 and NVFP4 copies
 #pragma once
 
 #include "fp8_block.hpp"
@@ -18,4 +19,5 @@
 #include "nvfp4_gemm.hpp"
 #include "nvfp4_rules.hpp"
 #include "rowwise.hpp"
+#include "statistics.hpp"
 #include "torchao_recipes.hpp"

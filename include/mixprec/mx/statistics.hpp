@@ -9,10 +9,8 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
 #include <vector>
 
-#include "../errors.hpp"
 #include "../scaling/fp8/quantization_statistics.hpp"
 #include "matrix.hpp"
 #include "quantize.hpp"
@@ -21,20 +19,11 @@ namespace mixprec {
 
 template <class T>
 quantization_report mx_statistics(const float* a, std::size_t lda, const mx_matrix<T>& m) {
-  const std::size_t rows = m.rows(), cols = m.cols();
-  if (rows > 0 && cols > 0 && a == nullptr) {
-    throw invalid_argument("mx_statistics: null input pointer for a " + std::to_string(rows) + " × " +
-                           std::to_string(cols) + " matrix");
-  }
-  if (rows > 1 && lda < cols) {
-    throw invalid_argument("mx_statistics: lda = " + std::to_string(lda) +
-                           " is less than cols = " + std::to_string(cols));
-  }
-  std::vector<float> dequantised(rows * cols);
-  if (!dequantised.empty()) mx_dequantize(m, dequantised.data(), cols);
   std::vector<float> scale_invs(m.blocks());
   for (std::size_t b = 0; b < scale_invs.size(); ++b) scale_invs[b] = static_cast<float>(m.scales()[b]);
-  return statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
+  return detail::dequantized_matrix_report(
+      "mx_statistics", a, lda, m.rows(), m.cols(), [&](float* out, std::size_t ldo) { mx_dequantize(m, out, ldo); },
+      scale_invs);
 }
 
 }  // namespace mixprec

@@ -382,6 +382,31 @@ inline quantization_report statistics_of_dequantized(const float* x, std::size_t
   return result;
 }
 
+namespace detail {
+
+// The report of a block quantiser's rows × cols matrix (mx_statistics, blockscale's
+// fp8_block_statistics and nvfp4_statistics): checks the input a (leading dimension lda),
+// decodes the matrix with dequantize(out, ldo) into a buffer and measures it against a with the
+// quantiser's inverse scales.  `function` names the caller in the errors.
+template <class Dequantize>
+quantization_report dequantized_matrix_report(const char* function, const float* a, std::size_t lda, std::size_t rows,
+                                              std::size_t cols, Dequantize&& dequantize,
+                                              const std::vector<float>& scale_invs) {
+  if (rows > 0 && cols > 0 && a == nullptr) {
+    throw invalid_argument(std::string(function) + ": null input pointer for a " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " matrix");
+  }
+  if (rows > 1 && lda < cols) {
+    throw invalid_argument(std::string(function) + ": lda = " + std::to_string(lda) +
+                           " is less than cols = " + std::to_string(cols));
+  }
+  std::vector<float> dequantised(rows * cols);  // the quantised matrix exists, so rows · cols fits
+  if (!dequantised.empty()) dequantize(dequantised.data(), cols);
+  return statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
+}
+
+}  // namespace detail
+
 // The largest dynamic range (log2 of the largest over the smallest nonzero magnitude) of the
 // blocks of block_size consecutive values of x; all-zero blocks count 0 (TE's
 // compute_max_blockwise_dynamic_range with dims = 1).  n must be a multiple of block_size.

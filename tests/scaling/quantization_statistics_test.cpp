@@ -323,6 +323,96 @@ TEST_CASE("MX statistics: underflows, square error and the block scales' range",
   CHECK_THROWS_WITH(mx_statistics(b.data(), 10, q), "mx_statistics: lda = 10 is less than cols = 37");
 }
 
+// TE's compute_max_blockwise_dynamic_range transcribed on a contiguous row-major copy: dims 1
+// cuts the flattened copy into consecutive blocks, dims 2 into tiles (reshape(-1, bs, cols / bs,
+// bs) permuted); each block's log2(amax) - log2(smallest nonzero), 0 for an all-zero block.
+double transcribed_blockwise_range(const std::vector<float>& m, std::size_t rows, std::size_t cols, std::size_t bs,
+                                   int dims) {
+  std::vector<std::vector<float>> blocks;
+  if (dims == 1) {
+    for (std::size_t b = 0; b < m.size(); b += bs)
+      blocks.emplace_back(m.begin() + static_cast<long>(b), m.begin() + static_cast<long>(b + bs));
+  } else {
+    for (std::size_t i = 0; i < rows / bs; ++i) {
+      for (std::size_t j = 0; j < cols / bs; ++j) {
+        blocks.emplace_back();
+        for (std::size_t a = 0; a < bs; ++a) {
+          for (std::size_t b = 0; b < bs; ++b) blocks.back().push_back(m[(i * bs + a) * cols + j * bs + b]);
+        }
+      }
+    }
+  }
+  double largest = 0;
+  for (const std::vector<float>& block : blocks) {
+    double amax = 0, amin = std::numeric_limits<double>::infinity();
+    for (const float v : block) {
+      if (v == 0) continue;
+      amax = std::max(amax, std::fabs(static_cast<double>(v)));
+      amin = std::min(amin, std::fabs(static_cast<double>(v)));
+    }
+    if (amax != 0) largest = std::max(largest, std::log2(amax) - std::log2(amin));
+  }
+  return largest;
+}
+
+TEST_CASE("max blockwise dynamic range of a matrix: 1-D blocks, tiles, both orientations",
+          "[quantization_statistics]") {
+  // 4 × 4, blocks of 2.  Row-major pairs: (1, 8) gives 3, (1/16, 1/8) 1, the rest 0; down the
+  // columns (8, 1/8) gives 6 and (1, 1/16) 4; the 2 × 2 tile of 1, 8, 1/16, 1/8 gives 7; the
+  // all-zero tile counts 0.
+  const std::vector<float> m = {1,         8,        1, 1,  //
+                                1 / 16.0f, 1 / 8.0f, 1, 1,  //
+                                2,         2,        0, 0,  //
+                                2,         2,        0, 0};
+  CHECK(max_blockwise_dynamic_range(m.data(), 4, 4, 4, 2, 1) == 3);
+  CHECK(max_blockwise_dynamic_range(m.data(), 4, 4, 4, 2, 1, true) == 6);
+  CHECK(max_blockwise_dynamic_range(m.data(), 4, 4, 4, 2, 2) == 7);
+  CHECK(max_blockwise_dynamic_range(m.data(), 4, 4, 4, 2, 2, true) == 7);
+  CHECK(max_blockwise_dynamic_range(m.data(), 16, 2) == 3);  // the flat form, the same blocks
+
+  // Random matrices with a leading dimension, zero tiles, tiny values and blocks that cross rows
+  // (dims 1 with cols not a multiple of the block), against the transcription.
+  const std::size_t rows = 48, cols = 40, ld = 45;
+  std::vector<float> x = normal_values(rows * ld, 0.0f, 1.0f, 41);
+  for (std::size_t i = 0; i < x.size(); i += 11) x[i] *= 1e-6f;
+  for (std::size_t r = 0; r < 16; ++r) {
+    for (std::size_t c = 0; c < 16; ++c) x[r * ld + c] = 0;
+  }
+  std::vector<float> contiguous(rows * cols), transposed(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      contiguous[r * cols + c] = transposed[c * rows + r] = x[r * ld + c];
+    }
+  }
+  for (const std::size_t bs : {std::size_t{8}, std::size_t{16}, std::size_t{32}}) {
+    INFO("block " << bs);
+    const double rows_1d = transcribed_blockwise_range(contiguous, rows, cols, bs, 1);
+    const double columns_1d = transcribed_blockwise_range(transposed, cols, rows, bs, 1);
+    CHECK(max_blockwise_dynamic_range(x.data(), rows, cols, ld, bs, 1) == Approx(rows_1d).epsilon(1e-12));
+    CHECK(max_blockwise_dynamic_range(x.data(), rows, cols, ld, bs, 1, true) ==
+          Approx(std::max(rows_1d, columns_1d)).epsilon(1e-12));
+    if (rows % bs == 0 && cols % bs == 0) {
+      CHECK(max_blockwise_dynamic_range(x.data(), rows, cols, ld, bs, 2) ==
+            Approx(transcribed_blockwise_range(contiguous, rows, cols, bs, 2)).epsilon(1e-12));
+    }
+  }
+  std::vector<float> with_nan = contiguous;
+  with_nan[17] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(std::isnan(max_blockwise_dynamic_range(with_nan.data(), rows, cols, cols, 8, 2)));
+  CHECK(std::isnan(max_blockwise_dynamic_range(with_nan.data(), rows, cols, cols, 8, 1, true)));
+  CHECK(max_blockwise_dynamic_range(static_cast<const float*>(nullptr), 0, 8, 8, 8, 2) == 0);
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), rows, cols, ld, 16, 2),
+                    "max_blockwise_dynamic_range: a 48 × 40 matrix is not made of 16 × 16 tiles");
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), 3, 5, 5, 4, 1),
+                    "max_blockwise_dynamic_range: 3 × 5 = 15 values are not a multiple of block_size 4");
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), rows, cols, ld, 8, 3),
+                    "max_blockwise_dynamic_range: dims is 3, it must be 1 or 2");
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), rows, cols, 39, 8, 1),
+                    "max_blockwise_dynamic_range: ldx = 39 is less than cols = 40");
+  CHECK_THROWS_WITH(max_blockwise_dynamic_range(x.data(), rows, cols, ld, 0, 1),
+                    "max_blockwise_dynamic_range: block_size is 0");
+}
+
 // What a report of a block quantiser must say, from its values one by one: the count of nonzero
 // inputs whose value is 0, the square error in double, and the range of the given scales.
 struct expected_report {

@@ -7,6 +7,7 @@
 //   auto q = mixprec::quantization_statistics_of(x, n, x_fp8, scale_inv);   // underflows, overflows, mse
 //   auto r = mixprec::quantize_with_statistics(x, n, x_fp8, scale);         // both, fused with the quantise
 //   double d = mixprec::max_blockwise_dynamic_range(x, n, 32);
+//   double e = mixprec::max_blockwise_dynamic_range(x, rows, cols, ldx, 16, 2);   // 16 × 16 tiles
 //   auto b = mixprec::statistics_of_dequantized(x, ldx, y, ldy, rows, cols, scale_invs, count);
 //                                                               // any quantiser, from its dequantised
 //                                                               // values (mx/statistics.hpp: MX)
@@ -24,7 +25,8 @@
 //                     the dequantised tensor)
 //   scale_inv_min/max the tensor's scale_inv (TE takes them over a tensor's block scales)
 //   max_blockwise_dynamic_range   the largest dynamic_range of the blocks of block_size
-//                     consecutive values (TE's 1-D blocks; all-zero blocks count 0)
+//                     consecutive values, or of a matrix's block_size × block_size tiles (TE's
+//                     dims 1 and 2, with or without max_over_orientations; all-zero blocks count 0)
 //
 // A NaN in x makes min, max, mean, std, the norms, amax and the dynamic range NaN (as torch's
 // reductions); infinities propagate by IEEE arithmetic.  Sums are taken in float over 16 lanes of
@@ -407,6 +409,38 @@ quantization_report dequantized_matrix_report(const char* function, const float*
 
 }  // namespace detail
 
+namespace detail {
+
+// The largest and smallest nonzero magnitude of one block, and whether it held a NaN.
+struct magnitude_range {
+  float high = 0, low = std::numeric_limits<float>::infinity();
+  bool nan = false;
+  void add(float x) noexcept {
+    const float a = std::fabs(x);
+    nan |= a != a;
+    high = std::max(high, a);
+    if (a != 0.0f) low = std::min(low, a);
+  }
+  // log2(high) - log2(low); 0 for a block with no nonzero value.
+  double dynamic_range() const { return high == 0.0f ? 0.0 : std::log2(double{high}) - std::log2(double{low}); }
+};
+
+// The largest dynamic range over `blocks` blocks, block b holding the values value(b, 0..size-1);
+// NaN if any value is NaN.
+template <class Value>
+double max_dynamic_range_of_blocks(std::size_t blocks, std::size_t size, Value value) {
+  double largest = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    magnitude_range block;
+    for (std::size_t i = 0; i < size; ++i) block.add(value(b, i));
+    if (block.nan) return std::numeric_limits<double>::quiet_NaN();
+    largest = std::max(largest, block.dynamic_range());
+  }
+  return largest;
+}
+
+}  // namespace detail
+
 // The largest dynamic range (log2 of the largest over the smallest nonzero magnitude) of the
 // blocks of block_size consecutive values of x; all-zero blocks count 0 (TE's
 // compute_max_blockwise_dynamic_range with dims = 1).  n must be a multiple of block_size.
@@ -418,21 +452,67 @@ inline double max_blockwise_dynamic_range(const float* x, std::size_t n, std::si
     throw invalid_argument(std::string(function) + ": n = " + std::to_string(n) + " is not a multiple of block_size " +
                            std::to_string(block_size));
   }
-  double largest = 0;
-  for (std::size_t b = 0; b < n; b += block_size) {
-    float high = 0, low = std::numeric_limits<float>::infinity();
-    bool nan = false;
-    for (std::size_t i = b; i < b + block_size; ++i) {
-      const float a = std::fabs(x[i]);
-      nan |= a != a;
-      high = std::max(high, a);
-      if (a != 0.0f) low = std::min(low, a);
-    }
-    if (nan) return std::numeric_limits<double>::quiet_NaN();
-    if (high != 0.0f)
-      largest = std::max(largest, std::log2(static_cast<double>(high)) - std::log2(static_cast<double>(low)));
+  return detail::max_dynamic_range_of_blocks(n / block_size, block_size,
+                                             [&](std::size_t b, std::size_t i) { return x[b * block_size + i]; });
+}
+
+// The same over a rows × cols matrix x (row-major, leading dimension ldx), as TE's
+// compute_max_blockwise_dynamic_range treats a 2-D tensor:
+//   dims 1: blocks of block_size consecutive values in row-major order (a block continues on the
+//           next row when cols is not a multiple of block_size); rows · cols must be a multiple
+//           of block_size;
+//   dims 2: block_size × block_size tiles; rows and cols must be multiples of block_size;
+//   max_over_orientations: also the blocks of the transposed matrix (1-D blocks down the
+//           columns), and the larger of the two.
+inline double max_blockwise_dynamic_range(const float* x, std::size_t rows, std::size_t cols, std::size_t ldx,
+                                          std::size_t block_size, int dims, bool max_over_orientations = false) {
+  constexpr const char* function = "max_blockwise_dynamic_range";
+  if (rows > 0 && cols > 0 && x == nullptr) {
+    throw invalid_argument(std::string(function) + ": null input pointer for a " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " matrix");
   }
-  return largest;
+  if (rows > 1 && ldx < cols) {
+    throw invalid_argument(std::string(function) + ": ldx = " + std::to_string(ldx) +
+                           " is less than cols = " + std::to_string(cols));
+  }
+  if (dims != 1 && dims != 2) {
+    throw invalid_argument(std::string(function) + ": dims is " + std::to_string(dims) + ", it must be 1 or 2");
+  }
+  if (block_size == 0) throw invalid_argument(std::string(function) + ": block_size is 0");
+  if (rows != 0 && cols > std::numeric_limits<std::size_t>::max() / rows) {
+    throw invalid_argument(std::string(function) + ": " + std::to_string(rows) + " × " + std::to_string(cols) +
+                           " elements overflow size_t");
+  }
+  const std::size_t n = rows * cols;
+  if (dims == 1 && n % block_size != 0) {
+    throw invalid_argument(std::string(function) + ": " + std::to_string(rows) + " × " + std::to_string(cols) + " = " +
+                           std::to_string(n) + " values are not a multiple of block_size " +
+                           std::to_string(block_size));
+  }
+  if (dims == 2 && (rows % block_size != 0 || cols % block_size != 0)) {
+    throw invalid_argument(std::string(function) + ": a " + std::to_string(rows) + " × " + std::to_string(cols) +
+                           " matrix is not made of " + std::to_string(block_size) + " × " + std::to_string(block_size) +
+                           " tiles");
+  }
+  if (dims == 2) {  // a tile's transpose holds the same values: one orientation says it all
+    const std::size_t across = cols / block_size, tile = block_size * block_size;
+    return detail::max_dynamic_range_of_blocks(n / tile, tile, [&](std::size_t t, std::size_t i) {
+      const std::size_t r = (t / across) * block_size + i / block_size, c = (t % across) * block_size + i % block_size;
+      return x[r * ldx + c];
+    });
+  }
+  const double by_rows =
+      detail::max_dynamic_range_of_blocks(n / block_size, block_size, [&](std::size_t b, std::size_t i) {
+        const std::size_t k = b * block_size + i;  // in row-major order
+        return x[(k / cols) * ldx + k % cols];
+      });
+  if (!max_over_orientations || by_rows != by_rows) return by_rows;
+  const double by_columns =
+      detail::max_dynamic_range_of_blocks(n / block_size, block_size, [&](std::size_t b, std::size_t i) {
+        const std::size_t k = b * block_size + i;  // in column-major order
+        return x[(k % rows) * ldx + k / rows];
+      });
+  return by_columns != by_columns ? by_columns : std::max(by_rows, by_columns);
 }
 
 // The statistics as one JSON object with TE's stat names: {"numel", "min", "max", "mean", "std",

@@ -386,6 +386,19 @@ inline quantization_report statistics_of_dequantized(const float* x, std::size_t
 
 namespace detail {
 
+// A rows × cols input matrix with leading dimension ld (named ld_name in the message).
+inline void check_input_matrix(const char* function, const float* a, std::size_t rows, std::size_t cols,
+                               const char* ld_name, std::size_t ld) {
+  if (rows > 0 && cols > 0 && a == nullptr) {
+    throw invalid_argument(std::string(function) + ": null input pointer for a " + std::to_string(rows) + " × " +
+                           std::to_string(cols) + " matrix");
+  }
+  if (rows > 1 && ld < cols) {
+    throw invalid_argument(std::string(function) + ": " + ld_name + " = " + std::to_string(ld) +
+                           " is less than cols = " + std::to_string(cols));
+  }
+}
+
 // The report of a block quantiser's rows × cols matrix (mx_statistics, blockscale's
 // fp8_block_statistics and nvfp4_statistics): checks the input a (leading dimension lda),
 // decodes the matrix with dequantize(out, ldo) into a buffer and measures it against a with the
@@ -394,14 +407,7 @@ template <class Dequantize>
 quantization_report dequantized_matrix_report(const char* function, const float* a, std::size_t lda, std::size_t rows,
                                               std::size_t cols, Dequantize&& dequantize,
                                               const std::vector<float>& scale_invs) {
-  if (rows > 0 && cols > 0 && a == nullptr) {
-    throw invalid_argument(std::string(function) + ": null input pointer for a " + std::to_string(rows) + " × " +
-                           std::to_string(cols) + " matrix");
-  }
-  if (rows > 1 && lda < cols) {
-    throw invalid_argument(std::string(function) + ": lda = " + std::to_string(lda) +
-                           " is less than cols = " + std::to_string(cols));
-  }
+  check_input_matrix(function, a, rows, cols, "lda", lda);
   std::vector<float> dequantised(rows * cols);  // the quantised matrix exists, so rows · cols fits
   if (!dequantised.empty()) dequantize(dequantised.data(), cols);
   return statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
@@ -467,14 +473,7 @@ inline double max_blockwise_dynamic_range(const float* x, std::size_t n, std::si
 inline double max_blockwise_dynamic_range(const float* x, std::size_t rows, std::size_t cols, std::size_t ldx,
                                           std::size_t block_size, int dims, bool max_over_orientations = false) {
   constexpr const char* function = "max_blockwise_dynamic_range";
-  if (rows > 0 && cols > 0 && x == nullptr) {
-    throw invalid_argument(std::string(function) + ": null input pointer for a " + std::to_string(rows) + " × " +
-                           std::to_string(cols) + " matrix");
-  }
-  if (rows > 1 && ldx < cols) {
-    throw invalid_argument(std::string(function) + ": ldx = " + std::to_string(ldx) +
-                           " is less than cols = " + std::to_string(cols));
-  }
+  detail::check_input_matrix(function, x, rows, cols, "ldx", ldx);
   if (dims != 1 && dims != 2) {
     throw invalid_argument(std::string(function) + ": dims is " + std::to_string(dims) + ", it must be 1 or 2");
   }

@@ -29,8 +29,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -106,18 +108,18 @@ class joined_threads {
   std::vector<std::thread> threads_;
 };
 
-// Runs task(index, begin, end) once for every chunk of `split`; see "Failures" above.  The task
-// is called concurrently from several threads and must be safe for that.
-template <class Task>
-void run_chunks(const work_split& split, Task&& task) {
-  if (split.count == 1) {
-    task(std::size_t{0}, std::size_t{0}, split.n);
-    return;
-  }
+// The chunks of `split` from 1 on, each on a thread of its own where one starts, with chunk 0
+// on the caller's thread; call(context, index, begin, end) runs one chunk.  Not a template: the
+// threads (std::thread's state types, which have vtables) are instantiated once per program,
+// not once per task type.  A template here made every file that merely names a conversion of
+// any format (as matrix.hpp's run-time dtype dispatch does) compile every format's kernels, the
+// vtables keeping them alive: about 0.7 CPU s per format for a file with one convert_n call.
+inline void run_chunks_on_threads(const work_split& split, void (*call)(void*, std::size_t, std::size_t, std::size_t),
+                                  void* context) {
   std::vector<std::exception_ptr> failures(split.count);
   const auto run = [&](std::size_t chunk) noexcept {
     try {
-      task(chunk, split.begin(chunk), split.end(chunk));
+      call(context, chunk, split.begin(chunk), split.end(chunk));
     } catch (...) {
       failures[chunk] = std::current_exception();
     }
@@ -138,6 +140,24 @@ void run_chunks(const work_split& split, Task&& task) {
   for (const std::exception_ptr& failure : failures) {
     if (failure) std::rethrow_exception(failure);
   }
+}
+
+// Runs task(index, begin, end) once for every chunk of `split`; see "Failures" above.  The task
+// is called concurrently from several threads and must be safe for that.
+template <class Task>
+void run_chunks(const work_split& split, Task&& task) {
+  if (split.count == 1) {
+    task(std::size_t{0}, std::size_t{0}, split.n);
+    return;
+  }
+  using task_type = std::remove_reference_t<Task>;
+  task_type* erased = std::addressof(task);  // the context is a pointer to this pointer
+  run_chunks_on_threads(
+      split,
+      [](void* context, std::size_t chunk, std::size_t begin, std::size_t end) {
+        (**static_cast<task_type**>(context))(chunk, begin, end);
+      },
+      &erased);
 }
 
 }  // namespace mixprec::detail

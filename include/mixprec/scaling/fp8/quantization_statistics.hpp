@@ -413,10 +413,6 @@ quantization_report dequantized_matrix_report(const char* function, const float*
   return statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
 }
 
-}  // namespace detail
-
-namespace detail {
-
 // The largest and smallest nonzero magnitude of one block, and whether it held a NaN.
 struct magnitude_range {
   float high = 0, low = std::numeric_limits<float>::infinity();

@@ -8,7 +8,9 @@
 // - a skipped step leaves parameters and optimizer state alone;
 // - save at a step, load into a fresh session with fresh parameters, continue: bit for bit the
 //   uninterrupted run, for every recipe and both optimizers, pure bf16 with stochastic rounding
-//   included;
+//   and with Kahan summation included;
+// - Kahan summation follows optimi's rule, bit for bit, and keeps the updates that nearest
+//   rounding drops;
 // - every misuse gets an error that names it.
 #include <mixprec/ops/ops.hpp>
 #include <mixprec/optim/optim.hpp>
@@ -123,6 +125,8 @@ const char* const recipe_texts[] = {"recipe=fp32",
                                     "recipe=O3, static_scale=1024",
                                     "recipe=bf16, master_weights=true, cast_model=true",
                                     "recipe=bf16, cast_model=true, stochastic_rounding=true, seed=9",
+                                    "recipe=bf16, cast_model=true, kahan_summation=true",
+                                    "recipe=O3, static_scale=1024, kahan_summation=true",
                                     "recipe=bf16, master_weights=true, cast_model=true, stochastic_rounding=true, "
                                     "max_grad_norm=0.5",
                                     "recipe=fp16, accumulation_steps=2, max_grad_norm=1"};
@@ -328,35 +332,57 @@ TEST_CASE("save, load into a fresh session and model, continue: the uninterrupte
   }
 }
 
-TEST_CASE("stochastic rounding of a pure bf16 model: unbiased in the mean, not nearest", "[session][model]") {
-  // w = 1, g = 2^-10 each step, lr 1: the exact sum leaves bf16's spacing at 1 (2^-7) unreached
-  // for 8 steps, so nearest-even never moves w while stochastic rounding moves it by 2^-7 with
-  // probability 1/8 per step and reaches the expected value on average over many elements.
-  precision_session sr{parse_recipe("recipe=bf16, cast_model=true, stochastic_rounding=true, seed=3")};
-  precision_session nearest{parse_recipe("recipe=bf16, cast_model=true")};
-  constexpr std::size_t n = 4096;
-  matrix ones(dtype::float32, 1, n);
-  for (std::size_t i = 0; i < n; ++i) ones.data<float>()[i] = 1.0f;
-  parameter w_sr(ones, "w"), w_nearest(ones, "w");
-  sr.add_parameter(w_sr);
-  nearest.add_parameter(w_nearest);
-  optim::sgd_options o;
-  o.lr = 1.0f;
-  sr.use_optimizer(optim::sgd(o));
-  nearest.use_optimizer(optim::sgd(o));
-  matrix g(dtype::float32, 1, n);
-  for (std::size_t i = 0; i < n; ++i) g.data<float>()[i] = -std::ldexp(1.0f, -10);  // w grows by 2^-10
-  constexpr int steps = 16;
-  for (int s = 0; s < steps; ++s) {
-    for (precision_session* amp : {&sr, &nearest}) {
-      parameter& w = amp == &sr ? w_sr : w_nearest;
-      amp->train_step([] { return 0.0f; }, [&](const backward_context&) { amp->accumulate_gradient(w, g); });
-    }
+namespace {
+
+// Two pure bf16 sessions side by side, the recipe under test and nearest rounding
+// ("recipe=bf16, cast_model=true"), each training a parameter of n ones with SGD at lr 1 on the
+// gradient -2^-10: each step adds 2^-10, a quarter of bf16's spacing at 1 (2^-7).
+struct against_nearest {
+  precision_session tested, nearest;
+  parameter w_tested, w_nearest;
+  matrix g;
+
+  against_nearest(const char* recipe_text, std::size_t n)
+      : tested(parse_recipe(recipe_text)),
+        nearest(parse_recipe("recipe=bf16, cast_model=true")),
+        w_tested(filled(n, 1.0f), "w"),
+        w_nearest(filled(n, 1.0f), "w"),
+        g(filled(n, -std::ldexp(1.0f, -10))) {
+    tested.add_parameter(w_tested);
+    nearest.add_parameter(w_nearest);
+    optim::sgd_options o;
+    o.lr = 1.0f;
+    tested.use_optimizer(optim::sgd(o));
+    nearest.use_optimizer(optim::sgd(o));
   }
+  static matrix filled(std::size_t n, float value) {
+    matrix m(dtype::float32, 1, n);
+    for (std::size_t i = 0; i < n; ++i) m.data<float>()[i] = value;
+    return m;
+  }
+  void step() {
+    tested.train_step([] { return 0.0f; }, [&](const backward_context&) { tested.accumulate_gradient(w_tested, g); });
+    nearest.train_step([] { return 0.0f; },
+                       [&](const backward_context&) { nearest.accumulate_gradient(w_nearest, g); });
+  }
+  float tested_value(std::size_t i) const { return static_cast<float>(w_tested.value().data<bfloat16>()[i]); }
+  float nearest_value(std::size_t i) const { return static_cast<float>(w_nearest.value().data<bfloat16>()[i]); }
+};
+
+}  // namespace
+
+TEST_CASE("stochastic rounding of a pure bf16 model: unbiased in the mean, not nearest", "[session][model]") {
+  // The exact sum leaves bf16's spacing at 1 unreached for 8 steps, so nearest-even never moves
+  // w while stochastic rounding moves it by 2^-7 with probability 1/8 per step and reaches the
+  // expected value on average over many elements.
+  constexpr std::size_t n = 4096;
+  against_nearest run("recipe=bf16, cast_model=true, stochastic_rounding=true, seed=3", n);
+  constexpr int steps = 16;
+  for (int s = 0; s < steps; ++s) run.step();
   double mean = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    CHECK(static_cast<float>(w_nearest.value().data<bfloat16>()[i]) == 1.0f);
-    mean += static_cast<double>(w_sr.value().data<bfloat16>()[i]);
+    CHECK(run.nearest_value(i) == 1.0f);
+    mean += static_cast<double>(run.tested_value(i));
   }
   mean /= n;
   // Expected 1 + 16·2^-10 = 1.015625; each step's rounding error has spacing ≤ 2^-7 and the
@@ -364,6 +390,94 @@ TEST_CASE("stochastic rounding of a pure bf16 model: unbiased in the mean, not n
   const double expected = 1.0 + steps * std::ldexp(1.0, -10);
   const double bound = 4 * std::ldexp(1.0, -7) * std::sqrt(static_cast<double>(steps) / 4.0 / n);
   CHECK(std::abs(mean - expected) < bound);
+}
+
+namespace {
+
+// The session's Kahan-summed update of one parameter against optimi's rule written out here
+// (model_parameters.hpp; optimi/sgd.py, kahan_sum): the same SGD with momentum on a float copy
+// gives the step, then comp += step, w += comp, comp += old w - new w, each rounded to T.
+template <class T>
+void check_kahan_rule(const char* text) {
+  INFO(text);
+  precision_session amp{parse_recipe(text)};
+  constexpr std::size_t n = 257;
+  matrix initial(dtype::float32, 1, n);
+  std::uint32_t state = 12345;
+  const auto uniform = [&] {  // in [-0.5, 0.5)
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(state >> 8) / 16777216.0f - 0.5f;
+  };
+  for (std::size_t k = 0; k < n; ++k) initial.data<float>()[k] = 4 * uniform();
+  parameter w(initial, "w");
+  amp.add_parameter(w);
+  REQUIRE(w.value().type() == dtype_of<T>);
+  optim::sgd_options o;
+  o.lr = 0.01f;
+  o.momentum = 0.9f;
+  amp.use_optimizer(optim::sgd(o));
+  optim::sgd reference(o);
+  reference.add(n);
+  std::vector<T> expected(n);
+  std::vector<T> compensation(n, T(0.0f));
+  for (std::size_t k = 0; k < n; ++k) expected[k] = T(initial.data<float>()[k]);
+  matrix g(dtype::float32, 1, n);
+  std::size_t moved_by_compensation = 0;
+  for (int step = 0; step < 24; ++step) {
+    // Gradients from 2^-14 to 2^-2 in magnitude: most steps are below half of w's spacing.
+    for (std::size_t k = 0; k < n; ++k) g.data<float>()[k] = std::ldexp(uniform(), -static_cast<int>(k % 13));
+    amp.train_step([] { return 0.0f; }, [&](const backward_context&) { amp.accumulate_gradient(w, g); });
+    std::vector<float> updated(n);
+    for (std::size_t k = 0; k < n; ++k) updated[k] = static_cast<float>(expected[k]);
+    reference.step(0, updated.data(), g.data<float>(), n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const float old = static_cast<float>(expected[k]);
+      const T c1(static_cast<float>(compensation[k]) + (updated[k] - old));
+      const T next(old + static_cast<float>(c1));
+      const T old_minus_next(old - static_cast<float>(next));
+      compensation[k] = T(static_cast<float>(c1) + static_cast<float>(old_minus_next));
+      moved_by_compensation += next.bits() != T(updated[k]).bits() ? std::size_t{1} : std::size_t{0};
+      expected[k] = next;
+    }
+    const std::vector<float> held = amp.parameters().compensation(0);
+    REQUIRE(held.size() == n);
+    for (std::size_t k = 0; k < n; ++k) {
+      INFO("step " << step << ", element " << k);
+      REQUIRE(w.value().data<T>()[k].bits() == expected[k].bits());
+      const float expected_compensation = static_cast<float>(compensation[k]);
+      REQUIRE(std::memcmp(&held[k], &expected_compensation, 4) == 0);  // -0 and +0 apart
+    }
+  }
+  CHECK(moved_by_compensation > 0);  // the rule differs from rounding the float32 update
+}
+
+}  // namespace
+
+TEST_CASE("Kahan summation of a pure fp16/bf16 model follows optimi's rule, bit for bit", "[session][model]") {
+  check_kahan_rule<bfloat16>("recipe=bf16, cast_model=true, kahan_summation=true");
+  check_kahan_rule<float16>("recipe=O3, static_scale=1, kahan_summation=true");
+}
+
+TEST_CASE("Kahan summation keeps the updates that nearest rounding drops", "[session][model]") {
+  // Nearest-even never moves w; with Kahan summation w + c is the exact sum after every step
+  // (every value here is a bfloat16 value) and w stays within half a spacing of it.
+  constexpr std::size_t n = 3;
+  against_nearest run("recipe=bf16, cast_model=true, kahan_summation=true", n);
+  for (int s = 1; s <= 64; ++s) {
+    run.step();
+    const float exact = 1.0f + static_cast<float>(s) * std::ldexp(1.0f, -10);
+    const std::vector<float> c = run.tested.parameters().compensation(0);
+    for (std::size_t i = 0; i < n; ++i) {
+      INFO("step " << s);
+      CHECK(run.tested_value(i) + c[i] == exact);
+      CHECK(std::abs(run.tested_value(i) - exact) <= std::ldexp(1.0f, -8));
+      CHECK(run.nearest_value(i) == 1.0f);
+    }
+  }
+  CHECK(run.tested_value(0) == 1.0625f);
+  // The compensation is optimizer state: 2 bytes a value, reported in optimizer_bytes.
+  CHECK(run.tested.statistics().optimizer_bytes == run.nearest.statistics().optimizer_bytes + n * 2);
+  CHECK(run.nearest.parameters().compensation(0).empty());
 }
 
 TEST_CASE("misuse of the training loop gets an error that names it", "[session][model][errors]") {

@@ -17,6 +17,17 @@
 // by (seed, update count, parameter index): the same bits in a run and in its continuation from
 // a checkpoint (docs/session.md; ../shared/reference/recipes-2026.md #9 asks for exactly this).
 //
+// With kahan_summation, a parameter stored in the working dtype without a master keeps a
+// compensation buffer c of its dtype T (zero at first), and its update is optimi's Kahan-summed
+// one (optimi/sgd.py, kahan_sum: comp += step; tmp = w; w += comp; comp += tmp - w; each a
+// PyTorch operation on T tensors, so computed in float and rounded to T, nearest even):
+//   u  = w32' - w32              the optimizer's float32 step (w32 = float(w), exact)
+//   c1 = T(float(c) + u)
+//   w' = T(float(w) + float(c1))
+//   c' = T(float(c1) + float(T(float(w) - float(w'))))
+// so c carries the part of the updates that rounding w has not yet applied, and updates smaller
+// than half of w's spacing accumulate in c until they move w (docs/session.md).
+//
 // Gradients are float32 buffers of the parameter's shape: accumulate() adds a gradient of any
 // dtype into one (exactly: every dtype converts exactly to float32, then one float addition per
 // element, as autograd's accumulation of a .grad); the session zeroes them at the start of each
@@ -53,12 +64,14 @@ class model_parameters {
  public:
   // working: float16 or bfloat16 when the model is cast, else float32; masters: keep float32
   // masters of cast parameters; keep_normalization_fp32: Apex's keep_batchnorm_fp32.
+  // kahan_summation: compensate the updates of parameters without masters (above).
   model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
-                   std::uint64_t seed)
+                   std::uint64_t seed, bool kahan_summation = false)
       : working_(working),
         masters_(masters),
         keep_normalization_fp32_(keep_normalization_fp32),
         stochastic_(stochastic_rounding),
+        kahan_(kahan_summation),
         seed_(seed) {}
 
   // Registers p (float32 values: the initial weights) and casts it to the dtype the recipe
@@ -85,7 +98,8 @@ class model_parameters {
     e.gradient.assign(p.value().size(), 0.0f);
     if (e.stored != dtype::float32) {
       if (masters_) e.master.assign(p.value().data<float>(), p.value().data<float>() + p.value().size());
-      p.assign(p.value().to(e.stored));  // nearest even, as Apex's model.half()
+      if (kahan_ && !masters_) e.compensation.assign(p.value().size(), 0);  // +0 in float16 and bfloat16
+      p.assign(p.value().to(e.stored));                                     // nearest even, as Apex's model.half()
     }
     e.index = entries_.size();
     entries_.push_back(std::move(e));
@@ -115,6 +129,13 @@ class model_parameters {
   const float* master(std::size_t i) const {
     const entry& e = checked(i);
     return e.master.empty() ? nullptr : e.master.data();
+  }
+  // The Kahan compensation of parameter i as floats (exact), or nothing when it has none.
+  std::vector<float> compensation(std::size_t i) const {
+    const entry& e = checked(i);
+    std::vector<float> out(e.compensation.size());
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = compensation_value(e, k);
+    return out;
   }
 
   // gradient(i) += g, for g of the parameter's shape in any dtype.
@@ -165,7 +186,15 @@ class model_parameters {
           convert_n(v.data<T>(), n, scratch_.data());  // exact
         });
         step(e.index, scratch_.data(), e.gradient.data(), n);
-        e.value->modify([&](matrix& m) { round_into(e, scratch_.data(), m); });
+        e.value->modify([&](matrix& m) {
+          if (e.compensation.empty()) {
+            round_into(e, scratch_.data(), m);
+          } else if (m.type() == dtype::float16) {
+            kahan_update(e, scratch_.data(), m.data<float16>());
+          } else {
+            kahan_update(e, scratch_.data(), m.data<bfloat16>());
+          }
+        });
       }
     }
     ++updates_;
@@ -187,9 +216,16 @@ class model_parameters {
     for (const entry& e : entries_) b += e.gradient.size() * sizeof(float);
     return b;
   }
+  // Bytes of the Kahan compensation buffers (2 a value).
+  std::size_t compensation_bytes() const noexcept {
+    std::size_t b = 0;
+    for (const entry& e : entries_) b += e.compensation.size() * sizeof(std::uint16_t);
+    return b;
+  }
 
   // Saved form inside a session state: count, update count, then per parameter its name, role,
-  // stored dtype, rows, cols, the stored values' bytes, and the master (present flag + floats).
+  // stored dtype, rows, cols, the stored values' bytes, the master (present flag + floats) and the
+  // Kahan compensation (present flag + u16 codes of the stored dtype).
   void write(detail::state_writer& w) const {
     w.u32(static_cast<std::uint32_t>(entries_.size()));
     w.i64(static_cast<std::int64_t>(updates_));
@@ -204,12 +240,15 @@ class model_parameters {
       w.bytes.insert(w.bytes.end(), bytes, bytes + v.bytes());
       w.u8(e.master.empty() ? 0u : 1u);
       for (const float x : e.master) w.f32(x);
+      w.u8(e.compensation.empty() ? 0u : 1u);
+      for (const std::uint16_t code : e.compensation) w.u16(code);
     }
   }
   struct decoded {
     std::uint64_t updates = 0;
     std::vector<std::vector<std::uint8_t>> values;
     std::vector<std::vector<float>> masters;
+    std::vector<std::vector<std::uint16_t>> compensations;
   };
   // What write() wrote, checked against the registered parameters; commit() applies it.
   decoded decode(detail::state_reader& in) const {
@@ -259,8 +298,19 @@ class model_parameters {
       std::vector<float> master(e.master.size());
       if (in.remaining() / sizeof(float) < master.size()) state_reader::fail("truncated: the master of " + which);
       for (float& x : master) x = in.f32("master value");
+      const bool has_compensation = in.boolean("compensation present");
+      if (has_compensation != !e.compensation.empty()) {
+        state_reader::fail(which + (has_compensation ? " has a Kahan compensation saved, this session keeps none"
+                                                     : " has no Kahan compensation saved, this session keeps one"));
+      }
+      std::vector<std::uint16_t> compensation(e.compensation.size());
+      if (in.remaining() / sizeof(std::uint16_t) < compensation.size()) {
+        state_reader::fail("truncated: the compensation of " + which);
+      }
+      for (std::uint16_t& code : compensation) code = static_cast<std::uint16_t>(in.u16("compensation value"));
       d.values.push_back(std::move(bytes));
       d.masters.push_back(std::move(master));
+      d.compensations.push_back(std::move(compensation));
     }
     return d;
   }
@@ -271,13 +321,17 @@ class model_parameters {
         std::copy(d.values[i].begin(), d.values[i].end(), static_cast<std::uint8_t*>(m.raw_data()));
       });
       std::copy(d.masters[i].begin(), d.masters[i].end(), e.master.begin());
+      std::copy(d.compensations[i].begin(), d.compensations[i].end(), e.compensation.begin());
     }
     updates_ = d.updates;
   }
   // The largest saved form of the registered parameters.
   std::size_t saved_bytes_limit() const {
     std::size_t b = 16;
-    for (const entry& e : entries_) b += 64 + name_limit + e.value->value().bytes() + e.master.size() * sizeof(float);
+    for (const entry& e : entries_) {
+      b += 64 + name_limit + e.value->value().bytes() + e.master.size() * sizeof(float) +
+           e.compensation.size() * sizeof(std::uint16_t);
+    }
     return b;
   }
 
@@ -291,6 +345,7 @@ class model_parameters {
     std::size_t index = 0;
     std::vector<float> gradient;
     std::vector<float> master;
+    std::vector<std::uint16_t> compensation;  // codes of the stored dtype (kahan_summation)
   };
 
   static std::string index_text(const entry& e) { return std::to_string(e.index); }
@@ -325,8 +380,30 @@ class model_parameters {
     }
   }
 
+  // The compensation's element k as a float (exact).
+  static float compensation_value(const entry& e, std::size_t k) {
+    const std::uint16_t code = e.compensation[k];
+    return e.stored == dtype::float16 ? static_cast<float>(float16::from_bits(code))
+                                      : static_cast<float>(bfloat16::from_bits(code));
+  }
+
+  // The rule in the header comment, element by element: `updated` holds w32' (the optimizer's
+  // result), w the parameter as stored (still w32 until written here).
+  template <class T>
+  static void kahan_update(entry& e, const float* updated, T* w) {
+    for (std::size_t k = 0; k < e.compensation.size(); ++k) {
+      const float before = static_cast<float>(w[k]);
+      const float step = updated[k] - before;
+      const T c1(static_cast<float>(T::from_bits(e.compensation[k])) + step);
+      const T after(before + static_cast<float>(c1));
+      const T old_minus_new(before - static_cast<float>(after));  // minus what w took of c1
+      e.compensation[k] = T(static_cast<float>(c1) + static_cast<float>(old_minus_new)).bits();
+      w[k] = after;
+    }
+  }
+
   dtype working_;
-  bool masters_, keep_normalization_fp32_, stochastic_;
+  bool masters_, keep_normalization_fp32_, stochastic_, kahan_;
   std::uint64_t seed_;
   std::uint64_t updates_ = 0;
   std::vector<entry> entries_;

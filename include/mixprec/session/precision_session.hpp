@@ -76,7 +76,8 @@ class precision_session {
       : recipe_(checked(r)),
         scaler_(make_scaler(recipe_)),
         model_(recipe_.cast_model ? recipe_.working_dtype() : dtype::float32, recipe_.master_weights,
-               recipe_.keep_batchnorm_fp32, recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed)),
+               recipe_.keep_batchnorm_fp32, recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed),
+               recipe_.kahan_summation),
         sink_(std::move(sink)) {
     if (recipe_.master_weights) {
       masters_.emplace(recipe_.working_dtype(), recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed));
@@ -285,7 +286,8 @@ class precision_session {
       s.working_bytes += v.type() == dtype::float32 ? 0 : v.bytes();
     }
     s.gradient_bytes = model_.gradient_bytes();
-    s.optimizer_bytes = std::visit(
+    s.optimizer_bytes = model_.compensation_bytes();  // optimi keeps them in the optimizer's state
+    s.optimizer_bytes += std::visit(
         [](const auto& o) -> std::size_t {
           if constexpr (std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
             return 0;

@@ -93,6 +93,7 @@ struct recipe {
   bool keep_batchnorm_fp32 = false;  // Apex O2: batchnorm parameters stay fp32 when the model is cast
   bool safe = true;                  // refuse fp16 without loss scaling
   bool stochastic_rounding = false;  // working copies refreshed by stochastic rounding
+  bool kahan_summation = false;      // a pure fp16/bf16 model's updates compensated (optimi's kahan_sum)
   std::int64_t seed = 0;             // of the stochastic rounding
 
   // dynamic_scaling and hysteresis_scaling
@@ -298,6 +299,16 @@ inline void validate(const recipe& r) {
     recipe_fail(
         "stochastic_rounding=true needs master_weights=true (working copies rounded from the masters) or "
         "cast_model=true (a pure low-precision model whose updates are rounded stochastically)");
+  }
+  if (r.kahan_summation && (!r.cast_model || r.master_weights)) {
+    recipe_fail(
+        "kahan_summation=true needs cast_model=true and master_weights=false (it compensates the rounding of a pure "
+        "fp16/bf16 model's updates; fp32 master weights keep every update already)");
+  }
+  if (r.kahan_summation && r.stochastic_rounding) {
+    recipe_fail(
+        "kahan_summation=true with stochastic_rounding=true: the compensated update rounds to nearest; allowed: "
+        "one of the two");
   }
   if (r.seed < 0) recipe_fail("seed is " + std::to_string(r.seed) + "; allowed: an integer >= 0");
   // The dynamic and static options are checked whatever the scaling (a bad value is a mistake

@@ -104,6 +104,7 @@ void visit_recipe_fields(R& r, F&& f) {
   f(field_info{"keep_batchnorm_fp32", "true or false"}, r.keep_batchnorm_fp32);
   f(field_info{"safe", "true or false"}, r.safe);
   f(field_info{"stochastic_rounding", "true or false"}, r.stochastic_rounding);
+  f(field_info{"kahan_summation", "true or false"}, r.kahan_summation);
   f(field_info{"seed", "an integer >= 0"}, r.seed);
   f(field_info{"init_scale", "a finite number > 0"}, r.init_scale);
   f(field_info{"growth_factor", "a finite number > 1"}, r.growth_factor);

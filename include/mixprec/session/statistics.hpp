@@ -57,7 +57,7 @@ struct session_statistics {
   std::size_t master_bytes = 0;     // fp32 master weights (0 without master weights)
   std::size_t working_bytes = 0;    // parameters held in fp16/bf16: working copies, a cast model
   std::size_t gradient_bytes = 0;   // the session's fp32 gradient buffers (add_parameter)
-  std::size_t optimizer_bytes = 0;  // the session's optimizer state (momentum, Adam moments)
+  std::size_t optimizer_bytes = 0;  // the optimizer state (momentum, Adam moments, Kahan compensations)
 };
 
 // {"total_steps": 10, "skipped_steps": 2, ...}: one flat object, the fields in order.

@@ -1,6 +1,6 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 3:
+// payload, CRC-32); the payload, version 4:
 //
 //   str    the recipe's settings_text (u16 length)
 //   u8     enabled
@@ -8,19 +8,21 @@
 //   i64 steps, i64 skipped, f64 seconds, i64 scale changes     this epoch, then the whole run
 //   u8     master weights present, then master_weights::write
 //   u32    fp8 layers (0: none), then blob forward scaler, blob backward scaler
-//   the registered model parameters (model_parameters::write: values, masters, update count)
+//   the registered model parameters (model_parameters::write: values, masters, Kahan
+//          compensations, update count)
 //   u8     optimizer (0 none, 1 sgd, 2 adamw), then its state (optim::sgd/adamw::write)
 //
-// Loading checks everything before changing anything.  Versions 1 and 2 are refused rather than
+// Loading checks everything before changing anything.  Versions 1 to 3 are refused rather than
 // read: version 1 lacks the count of scale changes (the session does not make up a statistic),
-// and neither holds the parameters and the optimizer, without which a run does not continue.
+// versions 1 and 2 hold neither the parameters nor the optimizer, without which a run does not
+// continue, and version 3 neither the recipe's kahan_summation nor the compensations.
 #pragma once
 
 namespace mixprec {
 namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 3;
+constexpr std::uint32_t session_state_version = 4;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {

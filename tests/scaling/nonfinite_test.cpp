@@ -12,6 +12,7 @@
 
 #include "simd_paths.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -155,6 +156,59 @@ TEST_CASE("the scaler names the first non-finite gradient after unscaling on eve
       CHECK(s.culprits[0] == overflow_culprit{0, 0, nonfinite_element{1, at, nonfinite_kind::negative_infinity}});
     }
   }
+}
+
+TEST_CASE("unscale_with_amax: each array's amax in the scaler's pass, the culprit and the skip as unscale's",
+          "[nonfinite][loss_scaler][amax]") {
+  for (simd_path p : {simd_path::portable, simd_path::avx2, simd_path::avx512, simd_path::avx512_bf16}) {
+    if (!simd_path_supported(p)) continue;
+    simd_path_guard guard(p);
+    INFO("path " << to_string(p));
+    loss_scaler<dynamic_scaling> scaler;  // scale 65536: unscaling divides by 2^16 exactly
+    std::vector<float> a(1039, 0.0f);
+    std::vector<float16> b(77, float16(0.0f));
+    std::vector<bfloat16> c(300, bfloat16(0.0f));
+    std::vector<float> empty;
+    for (std::size_t k = 0; k < a.size(); ++k) a[k] = static_cast<float>(k % 7) - 3.0f;
+    a[1038] = -4096.0f;  // the largest magnitude, in the vector tail
+    b[40] = float16(1024.0f);
+    for (std::size_t k = 0; k < c.size(); ++k) c[k] = bfloat16(static_cast<float>(k));
+    const float c_max = static_cast<float>(c[299]);  // 299 rounded to bfloat16
+    const std::vector<gradient_view> views = {gradient_view(a.data(), a.size()), gradient_view(b.data(), b.size()),
+                                              gradient_view(c.data(), c.size()),
+                                              gradient_view(empty.data(), empty.size())};
+    std::vector<float> amax = {7.0f};  // resized and overwritten
+    CHECK(scaler.unscale_with_amax(views, amax));
+    REQUIRE(amax.size() == 4);
+    CHECK(amax[0] == 4096.0f / 65536.0f);
+    CHECK(amax[1] == 1024.0f / 65536.0f);
+    CHECK(amax[2] == c_max / 65536.0f);
+    CHECK(amax[3] == 0.0f);
+    CHECK(a[1038] == -4096.0f / 65536.0f);  // and the arrays are unscaled as by unscale()
+    scaler.step([] {});
+    scaler.update();
+    // An inf in b and a NaN in c: the amax says which, the step is skipped and the culprit is
+    // unscale()'s (the first non-finite element: b's).
+    b[3] = float16(-inf);
+    c[5] = bfloat16::from_bits(0x7FC1);
+    CHECK_FALSE(scaler.unscale_with_amax(views, amax));
+    CHECK(amax[1] == inf);
+    CHECK(std::isnan(amax[2]));
+    scaler.step([] {});
+    scaler.update();
+    const scaler_statistics s = scaler.get_amp_stats();
+    REQUIRE(s.culprits.size() == 1);
+    CHECK(s.culprits[0].element == nonfinite_element{1, 3, nonfinite_kind::negative_infinity});
+  }
+  loss_scaler<dynamic_scaling> scaler;
+  std::vector<float> g(4, 1.0f);
+  const gradient_view view(g.data(), g.size());
+  CHECK_THROWS_WITH(scaler.unscale_with_amax(&view, 1, nullptr),
+                    Catch::Contains("loss_scaler::unscale_with_amax: null amax pointer for 1 arrays"));
+  // The refused call opened no check: unscale() still runs once in this iteration.
+  CHECK(scaler.unscale(&view, 1));
+  std::vector<float> amax;
+  CHECK_THROWS_AS(scaler.unscale_with_amax(std::vector<gradient_view>{view}, amax), scaler_usage_error);
 }
 
 TEST_CASE("culprits in the statistics, their JSON, the skip log and the skip-limit message",

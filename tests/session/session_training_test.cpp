@@ -18,6 +18,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -192,6 +193,38 @@ TEST_CASE("the update follows the stored dtype's rule, bit for bit", "[session][
         matrix::copy_of(matrix_view(expected.data(), before.rows(), before.cols())).to(before.type());
     CHECK(bytes_of(m.weight.value()) == bytes_of(expected_stored));
     if (!master_before.empty()) CHECK(std::memcmp(amp.parameters().master(0), expected.data(), n * 4) == 0);
+  }
+}
+
+TEST_CASE("record_gradient_amax: each parameter's gradient amax after the unscale, from its pass",
+          "[session][model][amax]") {
+  for (const char* text : {"fp16", "recipe=O2", "recipe=bf16, cast_model=true, kahan_summation=true"}) {
+    INFO(text);
+    precision_session amp{parse_recipe(text)};
+    classifier m(11);
+    m.register_with(amp);
+    use(amp, optimizer_kind::sgd);
+    CHECK(step_once(amp, m, 0).gradient_amax.empty());  // off by default
+    amp.record_gradient_amax(true);
+    CHECK(amp.records_gradient_amax());
+    const step_result r = step_once(amp, m, 1);
+    REQUIRE_FALSE(r.skipped);
+    REQUIRE(r.gradient_amax.size() == 3);
+    const parameter* in_order[] = {&m.weight, &m.bias, &m.gain};  // the order of registration
+    for (std::size_t i = 0; i < 3; ++i) {
+      const float* g = amp.gradient(*in_order[i]);  // unscaled by the step
+      float largest = 0;
+      for (std::size_t k = 0; k < in_order[i]->value().size(); ++k) largest = std::max(largest, std::abs(g[k]));
+      CHECK(r.gradient_amax[i] == largest);
+      CHECK(largest > 0);
+    }
+    // A planted inf: its parameter's amax says so.
+    const step_result skipped = step_once(amp, m, 2, std::numeric_limits<float>::infinity());
+    CHECK(skipped.skipped);
+    REQUIRE(skipped.gradient_amax.size() == 3);
+    CHECK_FALSE(std::isfinite(skipped.gradient_amax[0]));
+    amp.record_gradient_amax(false);
+    CHECK(step_once(amp, m, 3).gradient_amax.empty());
   }
 }
 

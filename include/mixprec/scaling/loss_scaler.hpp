@@ -6,6 +6,7 @@
 //
 //   scale(loss)                       any number of times (micro-batches of gradient accumulation)
 //   unscale(grads..., i)              once: unscales and records whether anything was inf/NaN
+//     or unscale_with_amax(views, amax, i)   the same, and each array's amax in that pass
 //     or record_found_inf(found, i)   once: records a check made elsewhere (a GPU kernel)
 //   step(fn, i)                       once: runs fn unless that optimizer's check found inf/NaN
 //   update() / update(new_scale)      once for all optimizers: applies the policy, ends the iteration
@@ -116,10 +117,7 @@ class loss_scaler {
   }
   bool unscale(const gradient_view* arrays, std::size_t count, std::size_t optimizer = 0) {
     detail::check_gradient_views("loss_scaler::unscale", arrays, count);
-    const std::size_t i = begin_check("unscale()", optimizer);
-    const bool finite = unscale_and_check(arrays, count, get_inv_scale(), options_.unscale);
-    if (!finite) records_[i].culprit = find_first_nonfinite(arrays, count);
-    return !finish_check(i, !finite);
+    return unscale_checked(arrays, count, nullptr, optimizer);
   }
   bool unscale(std::initializer_list<gradient_view> arrays, std::size_t optimizer = 0) {
     return unscale(arrays.begin(), arrays.size(), optimizer);
@@ -131,6 +129,25 @@ class loss_scaler {
   template <class Dense, class = std::enable_if_t<detail::is_dense_like<Dense>::value>>
   bool unscale(Dense& matrix, std::size_t optimizer = 0) {
     return unscale(gradient_views_of(matrix), optimizer);
+  }
+  // unscale(), and each array's amax in the same pass (unscale_and_check's amax: the largest
+  // unscaled magnitude of array a, +inf / NaN when it held one, 0 when empty or all zero).  The
+  // amax is this process's: the agreement decides found_inf only.  A named function rather than
+  // an overload, so that unscale(views, count, 0) stays the optimizer index.
+  bool unscale_with_amax(const gradient_view* arrays, std::size_t count, float* amax, std::size_t optimizer = 0) {
+    detail::check_gradient_views("loss_scaler::unscale_with_amax", arrays, count);
+    if (count > 0 && amax == nullptr) {
+      throw invalid_argument("loss_scaler::unscale_with_amax: null amax pointer for " + std::to_string(count) +
+                             " arrays");
+    }
+    if (count > 0) detail::check_array_extent("loss_scaler::unscale_with_amax", "amax", amax, count);
+    return unscale_checked(arrays, count, amax, optimizer);
+  }
+  // The same, amax resized to one value per array.
+  bool unscale_with_amax(const std::vector<gradient_view>& arrays, std::vector<float>& amax,
+                         std::size_t optimizer = 0) {
+    amax.assign(arrays.size(), 0.0f);
+    return unscale_with_amax(arrays.data(), arrays.size(), amax.data(), optimizer);
   }
 
   // Records a check made elsewhere; returns true when no process found inf/NaN.
@@ -305,6 +322,14 @@ class loss_scaler {
   };
 
   scaler_snapshot<Policy> snapshot() const { return {policy_, state_, options_, counters_, history_}; }
+
+  // unscale() and unscale_with_amax() after their argument checks; amax may be null.
+  bool unscale_checked(const gradient_view* arrays, std::size_t count, float* amax, std::size_t optimizer) {
+    const std::size_t i = begin_check("unscale()", optimizer);
+    const bool finite = detail::unscale_views(arrays, count, get_inv_scale(), amax, options_.unscale);
+    if (!finite) records_[i].culprit = find_first_nonfinite(arrays, count);
+    return !finish_check(i, !finite);
+  }
 
   void require_in_bounds(double scale, const char* what) const {
     if (!detail::within_bounds(scale, options_)) {

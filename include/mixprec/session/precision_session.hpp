@@ -318,6 +318,7 @@ class precision_session {
     if (recipe_.master_weights) s += ", FP32 master weights";
     if (recipe_.cast_model) s += std::string(", model cast to ") + upper(to_string(recipe_.precision));
     if (recipe_.keep_batchnorm_fp32) s += ", batchnorm kept in FP32";
+    if (recipe_.kahan_summation) s += ", Kahan-summed updates";
     if (recipe_.precision == precision_mode::float8) {
       s += std::string(", fp8 delayed scaling (") + to_string(recipe_.fp8) + ", margin " +
            std::to_string(recipe_.margin) + ", amax history " + std::to_string(recipe_.amax_history_len) + ", " +
@@ -335,6 +336,10 @@ class precision_session {
     if (sink_) sink_(line);
   }
   void set_log_sink(log_sink sink) { sink_ = std::move(sink); }
+  // Whether train_step reports each gradient's amax (step_result::gradient_amax), taken in the
+  // unscale's own pass; off by default.  Not a recipe setting: it changes no result.
+  void record_gradient_amax(bool on) noexcept { record_gradient_amax_ = on; }
+  bool records_gradient_amax() const noexcept { return record_gradient_amax_; }
 
   // The versioned, checksummed state (scaling/state.hpp's frame, magic "MXSESSON"): the recipe's
   // settings, enabled, both scalers, the statistics, the master weights (masters and working
@@ -484,7 +489,11 @@ class precision_session {
     bool stepped = false;
     const std::int64_t iteration = scaler.state().iteration;
     try {
-      scaler.unscale(grads);
+      if (record_gradient_amax_) {
+        scaler.unscale_with_amax(grads, r.gradient_amax);
+      } else {
+        scaler.unscale(grads);
+      }
       if (recipe_.max_grad_norm > 0) {
         clip_options clip;
         clip.gradient_rounding = recipe_.gradient_rounding;
@@ -520,6 +529,7 @@ class precision_session {
   optimizer_variant optimizer_;
   std::vector<gradient_view> views_;  // of model_'s gradient buffers
   bool in_step_ = false;
+  bool record_gradient_amax_ = false;
   epoch_statistics epoch_, total_;
   log_sink sink_;
 };

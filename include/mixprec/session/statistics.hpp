@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "../detail/text.hpp"
 #include "../scaling/nonfinite.hpp"
@@ -25,6 +26,11 @@ struct step_result {
   // when the overflow was another process's.
   std::optional<nonfinite_element> culprit;
   std::string parameter;
+  // With record_gradient_amax(true): each gradient's amax after the unscale, in the order of
+  // the gradient list (registered parameters: their order of registration), from the unscale's
+  // own pass (loss_scaler::unscale_with_amax): +inf / NaN for an array that held one.  Empty
+  // when off.
+  std::vector<float> gradient_amax;
 };
 
 struct epoch_statistics {

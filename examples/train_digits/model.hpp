@@ -155,8 +155,10 @@ inline std::vector<flush_count> flushed_by_layer(const mlp& model, const activat
   const auto reference = model.backward(as_float, x, labels, grad_loss, precision::fp32, nullptr);
   std::vector<flush_count> counts(model.layers());
   for (std::size_t l = 0; l < model.layers(); ++l) {
-    const float* got = grads[l].weight.data<float>();
-    const float* want = reference[l].weight.data<float>();
+    // The gradients are in the parameters' dtype (fp16/bf16 under --cast-model): read as floats.
+    const matrix got_values = grads[l].weight.to(dtype::float32), want_values = reference[l].weight.to(dtype::float32);
+    const float* got = got_values.data<float>();
+    const float* want = want_values.data<float>();
     for (std::size_t k = 0; k < grads[l].weight.size(); ++k) {
       counts[l].flushed += got[k] == 0.0f && want[k] != 0.0f ? 1 : 0;
       counts[l].nonzero += want[k] != 0.0f ? 1 : 0;

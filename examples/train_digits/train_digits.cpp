@@ -251,6 +251,11 @@ int run(int argc, char** argv) {
   options.integer("--save-after", "N", "the optimizer step after which --checkpoint is written", 1, 1L << 40,
                   save_after);
   options.value("--resume", "FILE", "load a checkpoint first and continue from its step (one recipe)", resume);
+  std::string cast_model;
+  options.choice("--cast-model", {"nearest", "stochastic", "kahan"},
+                 "fp16/bf16: keep the parameters in that dtype, no fp32 masters, each update rounded to nearest, "
+                 "stochastically or Kahan-summed (off: fp32 parameters)",
+                 cast_model);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
   options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
@@ -273,6 +278,9 @@ int run(int argc, char** argv) {
   o.checkpoint = checkpoint;
   o.save_after = save_after;
   o.resume = resume;
+  o.cast_model = cast_model;
+  if (!cast_model.empty() && compare)
+    throw usage_error("--cast-model trains one recipe; it does not go with --compare");
   const digits_split data = split_digits(load_digits(data_path));
   if (benchmark_mode) {
     if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
@@ -297,6 +305,10 @@ int run(int argc, char** argv) {
       "%d epochs, seed %llu%s\n",
       data.train.size(), data.test.size(), o.batch, o.epochs, static_cast<unsigned long long>(o.seed),
       compare && seeds > 1 ? (" to " + std::to_string(o.seed + static_cast<std::uint64_t>(seeds) - 1)).c_str() : "");
+  if (!o.cast_model.empty()) {
+    std::printf("Parameters kept in %s without fp32 masters, each update %s\n", precision_name.c_str(),
+                o.cast_model == "kahan" ? "Kahan-summed" : (o.cast_model + " rounded").c_str());
+  }
   if (o.gradient_shift > 0) {
     std::printf(
         "Loss x 2^-%d, learning rate x 2^%d: the fp32 run is unchanged, every gradient is 2^%d times smaller "

@@ -78,6 +78,10 @@ struct training_options {
   std::string checkpoint;         // the session's checkpoint file, written after save_after steps
   std::int64_t save_after = 0;    // (0: never)
   std::string resume;             // a checkpoint to load before training: its steps are not run again
+  // fp16/bf16 only: "nearest", "stochastic" or "kahan" keeps the parameters in that dtype with no
+  // fp32 masters (Apex O3-style, recipes-2026 #9), each update rounded that way; empty: fp32
+  // parameters, the recipe's default.
+  std::string cast_model;
 };
 
 // The CRC-32 of every parameter's bytes, in order: two runs that end with this value hold the
@@ -139,6 +143,16 @@ inline mixprec::recipe session_recipe(const recipe& r, const training_options& o
                       : r.p == precision::fp8  ? mixprec::recipes::fp8()
                                                : mixprec::recipes::fp32();
   s.name = r.name();
+  if (!o.cast_model.empty()) {
+    if (r.p != precision::fp16 && r.p != precision::bf16) {
+      throw mixprec::invalid_argument("--cast-model keeps the parameters in fp16 or bf16; the precision is " +
+                                      r.name());
+    }
+    s.cast_model = true;
+    s.stochastic_rounding = o.cast_model == "stochastic";
+    s.kahan_summation = o.cast_model == "kahan";
+    s.seed = static_cast<std::int64_t>(o.seed);
+  }
   switch (r.s) {
     case scaling::none:
       s.scaling = mixprec::loss_scaling_mode::none;

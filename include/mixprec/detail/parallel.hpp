@@ -48,7 +48,11 @@ inline unsigned resolve_thread_count(unsigned requested) noexcept {
 struct work_split {
   std::size_t n = 0, size = 0, count = 1;
 
-  std::size_t begin(std::size_t chunk) const noexcept { return chunk * size; }  // < n for chunk > 0
+  // For chunk < count, begin < n when chunk > 0.  Both are clamped to n so that begin <= end <= n
+  // holds for any chunk the compiler cannot rule out: without the clamp g++ 12 -O3 follows an
+  // impossible chunk whose n - begin wraps into a loop of 2^63 iterations and rejects the build
+  // (-Waggressive-loop-optimizations).
+  std::size_t begin(std::size_t chunk) const noexcept { return std::min(chunk * size, n); }
   std::size_t end(std::size_t chunk) const noexcept { return begin(chunk) + std::min(size, n - begin(chunk)); }
 };
 

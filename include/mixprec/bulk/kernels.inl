@@ -77,6 +77,61 @@ struct kernels {
     }
   }
 
+  // A rounding mode other than nearest-even, chosen at run time: one kernel per format and target
+  // serves all five, where a kernel per mode made every file that reaches the run-time dispatch
+  // compile five more copies of every format's kernels on every target (issue 14).  Nearest-even,
+  // the mode that is hot, keeps kernels of its own.  Each field is all ones or zero:
+  //   away: add half of the last kept place (nearest_away);
+  //   up / down: add all the lost places' ones on positive / negative lanes (upward / downward);
+  //   odd: or the sticky bit into the last kept bit (to_odd).
+  // toward_zero is all zeros: truncation.
+  struct runtime_rounding {
+    std::uint32_t away, up, down, odd;  // no initialisers: {} zeroes them (and GCC rejects them here)
+    static runtime_rounding of(rounding r) noexcept {
+      runtime_rounding rule{};
+      if (r == rounding::nearest_away) rule.away = ~0u;
+      if (r == rounding::upward) rule.up = ~0u;
+      if (r == rounding::downward) rule.down = ~0u;
+      if (r == rounding::to_odd) rule.odd = ~0u;
+      return rule;
+    }
+  };
+
+  // round_right_shift_lanes and round_right_shift_each under a runtime_rounding: the increment
+  // is (half & away) | (below & the direction's lanes), which is what each mode's branch above
+  // adds; to_odd adds nothing and ors in the sticky bit (not for MantissaBits == 0, as above).
+  template <int Shift, int MantissaBits>
+  static MIXPREC_SIMD_INLINE typename ops::vec round_right_shift_lanes(typename ops::vec magnitude, typename ops::vec x,
+                                                                       const runtime_rounding& rule) {
+    using vec = typename ops::vec;
+    constexpr std::uint32_t below = (std::uint32_t{1} << Shift) - 1;
+    constexpr std::uint32_t half = std::uint32_t{1} << (Shift - 1);
+    const vec negative = ops::sign_fill(x);
+    const vec directed =
+        ops::or_(ops::and_(negative, ops::set1(rule.down & below)), ops::andnot(negative, ops::set1(rule.up & below)));
+    const vec kept =
+        ops::template shift_right<Shift>(ops::add(magnitude, ops::or_(directed, ops::set1(rule.away & half))));
+    if constexpr (MantissaBits == 0) {
+      return kept;
+    } else {
+      const vec sticky = ops::min_u(ops::and_(magnitude, ops::set1(below)), ops::set1(1));
+      return ops::or_(kept, ops::and_(sticky, ops::set1(rule.odd)));
+    }
+  }
+  static MIXPREC_SIMD_INLINE typename ops::vec round_right_shift_each(typename ops::vec value, typename ops::vec count,
+                                                                      typename ops::vec x,
+                                                                      const runtime_rounding& rule) {
+    using vec = typename ops::vec;
+    const vec one = ops::set1(1);
+    const vec half = ops::shift_left_each(one, ops::sub(count, one));
+    const vec below = ops::sub(ops::shift_left_each(one, count), one);
+    const vec negative = ops::sign_fill(x);
+    const vec directed = ops::or_(ops::and_(negative, ops::set1(rule.down)), ops::andnot(negative, ops::set1(rule.up)));
+    const vec increment = ops::or_(ops::and_(directed, below), ops::and_(half, ops::set1(rule.away)));
+    const vec kept = ops::shift_right_each(ops::add(value, increment), count);
+    return ops::or_(kept, ops::and_(ops::min_u(ops::and_(value, below), one), ops::set1(rule.odd)));
+  }
+
   // Stochastic rounding of the magnitudes right by `count` bits (1 <= count <= 32): up exactly
   // when floor(fraction × 2^32) + random >= 2^32, fraction = lost bits / 2^count, which is the
   // scalar rule of detail::round_up.  floor(fraction × 2^32) is the lost bits shifted to the top,
@@ -109,10 +164,12 @@ struct kernels {
   // the lanes they are right for (the others need the scalar function).
   // With Mode == stochastic, `random` holds each lane's 32 random bits.  With SaturateFinite,
   // for inputs the caller knows to be finite, results beyond To's largest finite value become it
-  // (overflow::saturate) and those lanes are exact too.
-  template <class To, round_mode Mode, bool SaturateFinite = false>
+  // (overflow::saturate) and those lanes are exact too.  With ModeAtRunTime, `rule` gives the
+  // mode (one of those but nearest-even and stochastic) and Mode is not read.
+  template <class To, round_mode Mode, bool SaturateFinite = false, bool ModeAtRunTime = false>
   static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact,
-                                                            typename ops::vec random = typename ops::vec{}) {
+                                                            typename ops::vec random = typename ops::vec{},
+                                                            const runtime_rounding& rule = runtime_rounding{}) {
     using format = typename To::format;
     using to = format_traits<format>;
     using window = narrowing_window<ieee_binary32, format>;
@@ -123,7 +180,9 @@ struct kernels {
     const vec one = ops::set1(1);
     const vec magnitude = ops::and_(x, ops::set1(0x7FFFFFFFu));
     vec rounded;
-    if constexpr (Mode == round_mode::stochastic) {
+    if constexpr (ModeAtRunTime) {
+      rounded = round_right_shift_lanes<window::shift, to::mantissa_bits>(magnitude, x, rule);
+    } else if constexpr (Mode == round_mode::stochastic) {
       rounded = round_right_shift_stochastic<window::shift>(magnitude, random);
     } else {
       rounded = round_right_shift_lanes<Mode, window::shift, to::mantissa_bits>(magnitude, x);
@@ -142,7 +201,7 @@ struct kernels {
     } else {
       // Below To's smallest normal the result is To's subnormal code (or its smallest normal
       // when it rounds up).
-      if constexpr ((Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) &&
+      if constexpr (!ModeAtRunTime && (Mode == round_mode::nearest_even || Mode == round_mode::toward_zero) &&
                     to::min_quantum_exponent >= -126) {
         // |x| / 2^(min quantum) rounded to an integer: an exact float product and one explicitly
         // rounded conversion.  (DAZ could only zero a float subnormal input, whose result is 0
@@ -160,7 +219,10 @@ struct kernels {
         const vec significand = ops::or_(ops::and_(magnitude, ops::set1(0x7FFFFFu)), hidden);
         const vec unclamped = ops::sub(ops::set1(window::shift + window::low_field), ops::max_i(field, one));
         const vec count = ops::min_i(unclamped, ops::set1(31));
-        if constexpr (Mode == round_mode::stochastic) {
+        if constexpr (ModeAtRunTime) {
+          code = ops::select(small, round_right_shift_each(significand, count, x, rule), code);
+          exact = ops::either(exact, small);
+        } else if constexpr (Mode == round_mode::stochastic) {
           // The random fraction needs every lost bit: lanes shifted by more than 31 (far below
           // the smallest subnormal) are left to the scalar function.
           code = ops::select(small, round_right_shift_each_stochastic(significand, count, random), code);
@@ -186,7 +248,7 @@ struct kernels {
     return code;
   }
 
-  // Runs `Lanes::encode(x, exact)` over the input in groups of vectors whose codes fill one register
+  // Runs `lanes.encode(x, exact)` over the input in groups of vectors whose codes fill one register
   // (so that every store is a full-width one), then single vectors, then single elements;
   // lanes not exact, and the last elements, are redone by `scalar(x)`.  With Scaled, inputs are
   // first multiplied by `scale` in float and the largest |input| is returned as float bits, NaN
@@ -194,7 +256,7 @@ struct kernels {
   // NaNs above infinity).
   template <class To, bool Scaled, class Lanes, class Scalar>
   static MIXPREC_SIMD_INLINE std::uint32_t encode_groups(const float* in, std::size_t n, To* out, bool stream,
-                                                         float scale, Scalar scalar) {
+                                                         float scale, Lanes lanes, Scalar scalar) {
     using vec = typename ops::vec;
     using mask = typename ops::mask;
     constexpr int bits = format_traits<typename To::format>::storage_bits;
@@ -213,7 +275,7 @@ struct kernels {
           x = ops::multiply_float(x, scale);
         }
         mask exact;
-        codes[g] = Lanes::encode(x, exact);
+        codes[g] = lanes.encode(x, exact);
         done[g] = ops::lanes(exact);
       }
       ops::template store_code_group<bits, group>(out + i, codes, stream);
@@ -232,7 +294,7 @@ struct kernels {
         x = ops::multiply_float(x, scale);
       }
       mask exact;
-      ops::template store_codes<bits>(out + i, Lanes::encode(x, exact), false);
+      ops::template store_codes<bits>(out + i, lanes.encode(x, exact), false);
       const unsigned done = ops::lanes(exact);
       if (done != ops::all_lanes) redo<Scaled>(in, out, i, done, scale, scalar);
     }
@@ -257,8 +319,15 @@ struct kernels {
   // get the target's instruction set).
   template <class To, round_mode Mode>
   struct generic_lanes {
-    static MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) {
+    MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) const {
       return encode_lanes<To, Mode>(x, exact);
+    }
+  };
+  template <class To>
+  struct runtime_lanes {
+    runtime_rounding rule;
+    MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) const {
+      return encode_lanes<To, round_mode::toward_zero, false, true>(x, exact, typename ops::vec{}, rule);
     }
   };
 
@@ -266,8 +335,8 @@ struct kernels {
   template <class To, round_mode Mode, bool Scaled = false>
   static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, overflow o, bool stream,
                                          float scale = 1.0f) {
-    return encode_groups<To, Scaled, generic_lanes<To, Mode>>(
-        in, n, out, stream, scale, [o](float x) { return convert_value<To>(x, Mode, o, 0); });
+    return encode_groups<To, Scaled>(in, n, out, stream, scale, generic_lanes<To, Mode>{},
+                                     [o](float x) { return convert_value<To>(x, Mode, o, 0); });
   }
 
   template <bool Scaled>
@@ -279,24 +348,17 @@ struct kernels {
     }
   }
 
+  // float -> To under a rounding chosen at run time: nearest-even on its own kernel, the other
+  // modes on one kernel that reads the mode (runtime_rounding).
   template <class To, bool Scaled = false>
   static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, rounding r, overflow o, bool stream,
                                          float scale = 1.0f) {
-    switch (r) {
-      case rounding::nearest_even:
-        return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
-      case rounding::nearest_away:
-        return encode_from_float<To, round_mode::nearest_away, Scaled>(in, n, out, o, stream, scale);
-      case rounding::toward_zero:
-        return encode_from_float<To, round_mode::toward_zero, Scaled>(in, n, out, o, stream, scale);
-      case rounding::upward:
-        return encode_from_float<To, round_mode::upward, Scaled>(in, n, out, o, stream, scale);
-      case rounding::downward:
-        return encode_from_float<To, round_mode::downward, Scaled>(in, n, out, o, stream, scale);
-      case rounding::to_odd:
-        return encode_from_float<To, round_mode::to_odd, Scaled>(in, n, out, o, stream, scale);
+    if (r == rounding::nearest_even) {
+      return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
     }
-    return 0;
+    const round_mode mode = to_round_mode(r);
+    return encode_groups<To, Scaled>(in, n, out, stream, scale, runtime_lanes<To>{runtime_rounding::of(r)},
+                                     [o, mode](float x) { return convert_value<To>(x, mode, o, 0); });
   }
 
   // From -> float, exact.  Normal numbers re-bias their exponent; subnormals are

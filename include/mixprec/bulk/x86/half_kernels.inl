@@ -7,7 +7,7 @@
 struct half_kernels : kernels {
   template <int Imm>
   struct half_instruction_lanes {
-    static MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) {
+    MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) const {
       exact = ops::not_special_or_subnormal(x);
       return ops::template float_to_half_lanes<Imm>(x);
     }
@@ -24,8 +24,8 @@ struct half_kernels : kernels {
                          : Mode == round_mode::upward      ? _MM_FROUND_TO_POS_INF
                                                            : _MM_FROUND_TO_NEG_INF) |
                         _MM_FROUND_NO_EXC;
-    encode_groups<To, false, half_instruction_lanes<imm>>(
-        in, n, out, stream, 1.0f, [](float x) { return convert_value<To>(x, Mode, overflow::non_finite, 0); });
+    encode_groups<To, false>(in, n, out, stream, 1.0f, half_instruction_lanes<imm>{},
+                             [](float x) { return convert_value<To>(x, Mode, overflow::non_finite, 0); });
   }
 
   // float16 -> float by the F16C instruction (vcvtph2ps): exact, NaN payloads kept with the quiet

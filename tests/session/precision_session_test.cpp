@@ -365,23 +365,30 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   const std::vector<std::uint8_t> scaler_state = loss_scaler<dynamic_scaling>{}.save_state();
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
   // Version 1 held no count of scale changes, versions 1 and 2 no parameters or optimizer,
-  // version 3 no Kahan compensations: refused, not read with made-up values.
-  for (const std::uint32_t old : {1u, 2u, 3u}) {
+  // version 3 no Kahan compensations, version 4 no schedule position: refused, not read with
+  // made-up values.
+  for (const std::uint32_t old : {1u, 2u, 3u, 4u}) {
     const std::vector<std::uint8_t> older =
         state_fuzz::framed(detail::session_magic, old, saved.data() + 16, saved.size() - 20);
-    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 4");
+    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 5");
   }
 }
 
 TEST_CASE("a session state whose scaler carries other options than the recipe is refused", "[session]") {
   const recipe r = parse_recipe("recipe=O2, growth_interval=2");
   std::vector<std::uint8_t> saved = o2_session(r, 0).save_state();
-  // The payload: settings (u16 length, text), enabled (u8), then the scaler blob (u32 length, bytes).
+  // The payload: settings (u16 length, text), the schedule (u32 length, text, then u32, u8, 3 ×
+  // i64, u32 and u32 switches: none here), enabled (u8), then the scaler blob (u32 length, bytes).
+  const auto u32_at = [&](std::size_t i) {
+    return saved[i] | static_cast<std::size_t>(saved[i + 1]) << 8 | static_cast<std::size_t>(saved[i + 2]) << 16 |
+           static_cast<std::size_t>(saved[i + 3]) << 24;
+  };
   std::size_t at = 16;
-  at += 2 + (saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8) + 1;
-  const std::size_t old_length = saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8 |
-                                 static_cast<std::size_t>(saved[at + 2]) << 16 |
-                                 static_cast<std::size_t>(saved[at + 3]) << 24;
+  at += 2 + (saved[at] | static_cast<std::size_t>(saved[at + 1]) << 8);
+  at += 4 + u32_at(at);
+  REQUIRE(u32_at(at + 4 + 1 + 24 + 4) == 0);  // no switches
+  at += 4 + 1 + 24 + 4 + 4 + 1;
+  const std::size_t old_length = u32_at(at);
   dynamic_scaling other = r.dynamic_policy();
   other.growth_interval = 5;
   const std::vector<std::uint8_t> blob = loss_scaler<dynamic_scaling>{other, r.options()}.save_state();
@@ -678,10 +685,11 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   s.working_bytes = 328;
   s.gradient_bytes = 656;
   s.optimizer_bytes = 1312;
+  s.recipe_switches = 2;
   CHECK(to_json(s) ==
         "{\"total_steps\": 10, \"skipped_steps\": 2, \"overflow_count\": 3, \"current_scale\": 32768, "
         "\"overflow_ratio\": 0.2, \"avg_step_time\": 0.0125, \"scaler_updates\": 4, \"master_bytes\": 656, "
-        "\"working_bytes\": 328, \"gradient_bytes\": 656, \"optimizer_bytes\": 1312}");
+        "\"working_bytes\": 328, \"gradient_bytes\": 656, \"optimizer_bytes\": 1312, \"recipe_switches\": 2}");
 
   // A session's own statistics through the library's strict reader (RFC 8259).
   precision_session amp = o2_session(parse_recipe("recipe=O2, growth_interval=2"), 0);
@@ -689,9 +697,9 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   const session_statistics got = amp.statistics();
   const detail::json_value v = detail::parse_json(to_json(got));
   REQUIRE(v.type == detail::json_value::kind::object);
-  const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count", "current_scale",
-                                         "overflow_ratio", "avg_step_time",  "scaler_updates", "master_bytes",
-                                         "working_bytes",  "gradient_bytes", "optimizer_bytes"};
+  const std::vector<std::string> keys = {"total_steps",    "skipped_steps",  "overflow_count",  "current_scale",
+                                         "overflow_ratio", "avg_step_time",  "scaler_updates",  "master_bytes",
+                                         "working_bytes",  "gradient_bytes", "optimizer_bytes", "recipe_switches"};
   REQUIRE(v.members.size() == keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     CHECK(v.members[i].first == keys[i]);

@@ -13,7 +13,8 @@
 namespace session_fuzz {
 
 // 0: O2 (dynamic scaling, fp16 masters of 5 and 3 values); 1: fp16 with hysteresis scaling, no
-// masters; 2: fp8 (bf16 masters of 4 values, one fp8 layer, amax history 4); 3: O3 (static 128).
+// masters, a schedule (bf16 from step 3, O1 after 2 skipped steps in a row); 2: fp8 (bf16 masters
+// of 4 values, one fp8 layer, amax history 4); 3: O3 (static 128), fp16 from step 2.
 inline mixprec::precision_session make_session(unsigned kind) {
   using mixprec::parse_recipe;
   static const char* const recipes[] = {"recipe=O2, growth_interval=3",
@@ -26,6 +27,15 @@ inline mixprec::precision_session make_session(unsigned kind) {
     if ((kind & 3u) == 0) amp.masters().add(init.data(), 3);
   }
   if ((kind & 3u) == 2) amp.use_fp8_layers(1);
+  mixprec::precision_schedule schedule;
+  if ((kind & 3u) == 1) {
+    schedule.changes.push_back({mixprec::schedule_unit::step, 3, parse_recipe("recipe=bf16")});
+    schedule.fallback_after_skips = 2;
+    schedule.fallback = parse_recipe("recipe=O1");
+  } else if ((kind & 3u) == 3) {
+    schedule.changes.push_back({mixprec::schedule_unit::step, 2, parse_recipe("recipe=fp16, growth_interval=2")});
+  }
+  amp.set_schedule(schedule);
   return amp;
 }
 

@@ -578,3 +578,275 @@ TEST_CASE("statistics count masters, working copies, gradients and optimizer sta
   CHECK(s.optimizer_bytes == amp.optimizer<optim::adamw>().state_bytes());
   CHECK(s.optimizer_bytes >= 2 * (cast + classes) * sizeof(float));
 }
+
+// ---- Recipe switches and schedules (schedule.hpp, precision_session::switch_recipe) ----
+
+namespace {
+
+// The float32 value of every parameter element as the session holds it: the master where there
+// is one, else the stored value widened plus its Kahan compensation.
+std::vector<float> float32_state(const precision_session& amp, const classifier& m) {
+  std::vector<float> out;
+  const parameter* ps[] = {&m.weight, &m.bias, &m.gain};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const matrix& v = ps[i]->value();
+    const float* master = amp.parameters().master(i);
+    const std::vector<float> c = amp.parameters().compensation(i);
+    const matrix wide = v.to(dtype::float32);
+    for (std::size_t k = 0; k < v.size(); ++k) {
+      out.push_back(master ? master[k] : wide.data<float>()[k] + (c.empty() ? 0.0f : c[k]));
+    }
+  }
+  return out;
+}
+
+// A classifier whose parameters hold `values` (float32_state's order).
+void set_float32_state(classifier& m, const std::vector<float>& values) {
+  std::size_t at = 0;
+  for (parameter* p : {&m.weight, &m.bias, &m.gain}) {
+    p->modify([&](matrix& v) {
+      for (std::size_t k = 0; k < v.size(); ++k) v.data<float>()[k] = values[at++];
+    });
+  }
+}
+
+std::vector<std::vector<std::uint8_t>> stored_bytes(const classifier& m) {
+  return {bytes_of(m.weight.value()), bytes_of(m.bias.value()), bytes_of(m.gain.value())};
+}
+
+void use_plain_sgd(precision_session& amp) {  // no optimizer state: a fresh one is the same
+  optim::sgd_options o;
+  o.lr = 0.25f;
+  amp.use_optimizer(optim::sgd(o));
+}
+
+}  // namespace
+
+TEST_CASE("switch_recipe: the run continues as one started in the new recipe from the carried state",
+          "[session][schedule]") {
+  const std::pair<const char*, const char*> transitions[] = {
+      {"recipe=fp32", "recipe=O2"},
+      {"recipe=fp32", "recipe=bf16, cast_model=true"},
+      {"recipe=O2", "recipe=bf16, cast_model=true"},
+      {"recipe=O2", "recipe=fp32"},
+      {"recipe=bf16, cast_model=true, kahan_summation=true", "recipe=fp32"},
+      {"recipe=bf16, cast_model=true, kahan_summation=true", "recipe=O3, static_scale=1024"},
+      {"recipe=O3, static_scale=1024", "recipe=bf16, cast_model=true, master_weights=true"},
+      {"recipe=fp16", "recipe=bf16"},
+      {"recipe=bf16", "recipe=fp16"},
+      {"recipe=O1", "recipe=fp8"},
+  };
+  for (const auto& [from, to] : transitions) {
+    INFO(from << " -> " << to);
+    classifier m(7);
+    precision_session amp{parse_recipe(from)};
+    m.register_with(amp);
+    use_plain_sgd(amp);
+    for (int s = 0; s < 4; ++s) step_once(amp, m, s);
+    const std::vector<float> carried = float32_state(amp, m);
+    amp.switch_recipe(parse_recipe(to));
+    CHECK(same_settings(amp.get_recipe(), parse_recipe(to)));
+    // The parameters hold the carried float32 values, stored as the new recipe stores them.
+    classifier fresh(1);
+    set_float32_state(fresh, carried);
+    precision_session started{parse_recipe(to)};
+    fresh.register_with(started);
+    use_plain_sgd(started);
+    CHECK(stored_bytes(m) == stored_bytes(fresh));
+    for (int s = 4; s < 8; ++s) {
+      const step_result a = step_once(amp, m, s), b = step_once(started, fresh, s);
+      CHECK(a.loss == b.loss);
+      CHECK(a.skipped == b.skipped);
+    }
+    CHECK(stored_bytes(m) == stored_bytes(fresh));
+    CHECK(float32_state(amp, m) == float32_state(started, fresh));
+    REQUIRE(amp.switches().size() == 1);
+    CHECK(amp.switches()[0].steps == 4);
+    CHECK(amp.switches()[0].reason == "switch_recipe");
+    CHECK(amp.statistics().recipe_switches == 1);
+  }
+}
+
+TEST_CASE("switch_recipe carries the optimizer state and a scaler of the same configuration", "[session][schedule]") {
+  for (const optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adamw}) {
+    // A switch to a recipe that trains the same way but for a setting that changes no number
+    // here (the seed of a stochastic rounding it does not use): bit for bit the run without it.
+    classifier a(3), b(3);
+    precision_session switched{parse_recipe("recipe=fp16")}, straight{parse_recipe("recipe=fp16")};
+    a.register_with(switched);
+    b.register_with(straight);
+    use(switched, k);
+    use(straight, k);
+    for (int s = 0; s < 3; ++s) {
+      step_once(switched, a, s, s == 1 ? 1e6f : 1.0f);  // one overflow: the scale backs off
+      step_once(straight, b, s, s == 1 ? 1e6f : 1.0f);
+    }
+    switched.switch_recipe(parse_recipe("recipe=fp16, seed=5"));
+    REQUIRE(switched.switches().size() == 1);
+    CHECK(switched.get_scale() == straight.get_scale());  // dynamic scaling, same options: carried
+    for (int s = 3; s < 7; ++s) {
+      step_once(switched, a, s);
+      step_once(straight, b, s);
+    }
+    CHECK(stored_bytes(a) == stored_bytes(b));
+    CHECK(switched.get_scale() == straight.get_scale());
+    CHECK(switched.statistics().overflow_count == straight.statistics().overflow_count);
+  }
+  // Another policy or other options: the new recipe's scaler from its initial scale, and the
+  // old scaler's overflows still counted.
+  classifier m(3);
+  precision_session amp{parse_recipe("recipe=fp16")};
+  m.register_with(amp);
+  use_plain_sgd(amp);
+  step_once(amp, m, 0, 1e6f);
+  CHECK(amp.get_scale() == 32768.0f);
+  amp.switch_recipe(parse_recipe("recipe=fp16, init_scale=1024"));
+  CHECK(amp.get_scale() == 1024.0f);
+  CHECK(amp.statistics().overflow_count == 1);
+}
+
+TEST_CASE("a schedule switches at its steps and epochs, the fallback after skipped steps; logged and counted",
+          "[session][schedule]") {
+  std::vector<std::string> lines;
+  classifier m(5);
+  precision_session amp{parse_recipe("recipe=fp32"), [&](const std::string& l) { lines.push_back(l); }};
+  m.register_with(amp);
+  use_plain_sgd(amp);
+  precision_schedule schedule;
+  schedule.changes.push_back({schedule_unit::step, 2, parse_recipe("recipe=bf16, cast_model=true")});
+  schedule.changes.push_back({schedule_unit::epoch, 1, parse_recipe("recipe=fp16")});
+  schedule.fallback_after_skips = 2;
+  schedule.fallback = parse_recipe("recipe=bf16");
+  amp.set_schedule(schedule);
+  step_once(amp, m, 0);
+  step_once(amp, m, 1);
+  CHECK(amp.get_recipe().name == "fp32");
+  step_once(amp, m, 2);  // after 2 steps: pure bf16
+  CHECK(amp.get_recipe().name == "bf16");
+  CHECK(m.weight.value().type() == dtype::bfloat16);
+  amp.end_epoch();
+  CHECK(amp.get_recipe().name == "bf16");  // a change applies at the next step, not at end_epoch
+  step_once(amp, m, 3);                    // epoch 1: fp16 mixed precision, float32 parameters
+  CHECK(amp.get_recipe().name == "fp16");
+  CHECK(m.weight.value().type() == dtype::float32);
+  step_once(amp, m, 4, 1e6f);  // two overflows in a row under fp16 ...
+  step_once(amp, m, 5, 1e6f);
+  CHECK(amp.get_recipe().name == "fp16");
+  const step_result r = step_once(amp, m, 6, 1e6f);  // ... and the next step runs the fallback
+  CHECK(amp.get_recipe().name == "bf16");
+  CHECK_FALSE(r.skipped);
+  const std::vector<recipe_switch>& s = amp.switches();
+  REQUIRE(s.size() == 3);
+  CHECK((s[0].steps == 2 && s[0].epochs == 0 && s[0].from == "fp32" && s[0].to == "bf16"));
+  CHECK(s[0].reason == "schedule: step 2");
+  CHECK((s[1].steps == 3 && s[1].epochs == 1 && s[1].reason == "schedule: epoch 1"));
+  CHECK((s[2].steps == 6 && s[2].from == "fp16" && s[2].to == "bf16"));
+  CHECK(s[2].reason == "fallback: 2 skipped steps in a row under fp16");
+  CHECK(amp.statistics().recipe_switches == 3);
+  CHECK(amp.statistics().overflow_count == 2);
+  const auto logged = [&](const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != l.npos; });
+  };
+  CHECK(logged("[AMP Switch] Before step 3 (schedule: step 2): fp32 -> bf16"));
+  CHECK(logged("[AMP Switch] Before step 7 (fallback: 2 skipped steps in a row under fp16): fp16 -> bf16"));
+  step_once(amp, m, 7, 1e6f);  // the fallback is used once
+  CHECK(amp.switches().size() == 3);
+}
+
+TEST_CASE("save before, at and after a scheduled switch, resume: the uninterrupted run bit for bit",
+          "[session][schedule]") {
+  precision_schedule schedule;
+  schedule.changes.push_back({schedule_unit::step, 3, parse_recipe("recipe=O2")});
+  schedule.changes.push_back(
+      {schedule_unit::step, 5, parse_recipe("recipe=bf16, cast_model=true, kahan_summation=true")});
+  schedule.changes.push_back({schedule_unit::epoch, 1, parse_recipe("recipe=fp8")});
+  const auto start = [&](classifier& m, precision_session& amp) {
+    amp.set_schedule(schedule);
+    m.register_with(amp);
+    use(amp, optimizer_kind::adamw);
+  };
+  const int steps = 9;
+  classifier reference(11);
+  precision_session straight{parse_recipe("recipe=fp32")};
+  start(reference, straight);
+  for (int s = 0; s < steps; ++s) {
+    step_once(straight, reference, s);
+    if (s == 6) straight.end_epoch();
+  }
+  REQUIRE(straight.switches().size() == 3);
+  for (const int save_at : {2, 3, 4, 5, 6, 7}) {
+    INFO("saved after step " << save_at);
+    classifier first(11);
+    precision_session before{parse_recipe("recipe=fp32")};
+    start(first, before);
+    for (int s = 0; s < save_at; ++s) {
+      step_once(before, first, s);
+      if (s == 6) before.end_epoch();
+    }
+    const std::vector<std::uint8_t> state = before.save_state();
+    classifier second(99);  // other initial values: the state replaces them
+    precision_session after{parse_recipe("recipe=fp32")};
+    start(second, after);
+    after.load_state(state);
+    CHECK(same_settings(after.get_recipe(), before.get_recipe()));
+    for (int s = save_at; s < steps; ++s) {
+      step_once(after, second, s);
+      if (s == 6) after.end_epoch();
+    }
+    CHECK(stored_bytes(second) == stored_bytes(reference));
+    CHECK(float32_state(after, second) == float32_state(straight, reference));
+    REQUIRE(after.switches().size() == straight.switches().size());
+    for (std::size_t i = 0; i < after.switches().size(); ++i) {
+      CHECK(after.switches()[i].steps == straight.switches()[i].steps);
+      CHECK(after.switches()[i].reason == straight.switches()[i].reason);
+    }
+    CHECK(after.get_scale() == straight.get_scale());
+  }
+  // A session without the schedule refuses the state, and says why.
+  classifier other(11);
+  precision_session plain{parse_recipe("recipe=fp32")};
+  other.register_with(plain);
+  use(plain, optimizer_kind::adamw);
+  classifier saved_model(11);
+  precision_session saved_session{parse_recipe("recipe=fp32")};
+  start(saved_model, saved_session);
+  for (int s = 0; s < 4; ++s) step_once(saved_session, saved_model, s);
+  CHECK_THROWS_WITH(plain.load_state(saved_session.save_state()),
+                    Catch::Contains("another recipe: saved with precision=fp16, this session has precision=fp32"));
+}
+
+TEST_CASE("schedule and switch misuse gets an error that names it", "[session][schedule][errors]") {
+  precision_schedule bad;
+  bad.changes.push_back({schedule_unit::step, 10, parse_recipe("recipe=bf16")});
+  bad.changes.push_back({schedule_unit::step, 5, parse_recipe("recipe=fp16")});
+  CHECK_THROWS_WITH(validate(bad),
+                    "precision_schedule: changes[1] at step 5 follows a change at step 10; list each "
+                    "unit's changes in increasing order");
+  precision_schedule negative;
+  negative.changes.push_back({schedule_unit::epoch, -1, parse_recipe("recipe=bf16")});
+  CHECK_THROWS_WITH(validate(negative), "precision_schedule: changes[0]: at is -1, allowed: 0 or more");
+  precision_schedule fallback;
+  fallback.fallback_after_skips = -2;
+  CHECK_THROWS_AS(validate(fallback), recipe_error);
+  fallback.fallback_after_skips = 1;
+  fallback.fallback = parse_recipe("recipe=bf16");
+  fallback.fallback.growth_interval = 0;
+  CHECK_THROWS_WITH(validate(fallback), Catch::StartsWith("precision_schedule: fallback: recipe:"));
+
+  classifier m(2);
+  precision_session amp{parse_recipe("recipe=O2")};
+  m.register_with(amp);
+  use_plain_sgd(amp);
+  step_once(amp, m, 0);
+  CHECK_THROWS_WITH(amp.set_schedule(precision_schedule{}),
+                    "precision_session::set_schedule: called after 1 training steps; set the schedule before the "
+                    "first train_step");
+  std::vector<float> user(4, 1.0f);
+  amp.masters().add(user.data(), user.size());
+  const std::vector<std::uint8_t> before = stored_bytes(m)[0];
+  CHECK_THROWS_WITH(amp.switch_recipe(parse_recipe("recipe=bf16")),
+                    Catch::Contains("masters() holds 1 arrays added by the caller"));
+  CHECK(amp.get_recipe().name == "O2");
+  CHECK(stored_bytes(m)[0] == before);
+  CHECK_THROWS_AS(amp.switch_recipe(parse_recipe("recipe=fp16, safe=true, scaling=none")), recipe_error);
+}

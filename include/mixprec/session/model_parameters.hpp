@@ -60,19 +60,34 @@ constexpr const char* to_string(parameter_role r) noexcept {
   return r == parameter_role::weight ? "weight" : r == parameter_role::normalization ? "normalization" : "invalid";
 }
 
+// How a recipe stores the parameters: working is float16 or bfloat16 when the model is cast, else
+// float32; masters: keep float32 masters of cast parameters; keep_normalization_fp32: Apex's
+// keep_batchnorm_fp32; kahan: compensate the updates of parameters without masters (above).
+struct parameter_storage {
+  dtype working = dtype::float32;
+  bool masters = false;
+  bool keep_normalization_fp32 = false;
+  bool stochastic_rounding = false;
+  std::uint64_t seed = 0;
+  bool kahan = false;
+
+  dtype stored_dtype(parameter_role role) const noexcept {
+    return working == dtype::float32 || (role == parameter_role::normalization && keep_normalization_fp32)
+               ? dtype::float32
+               : working;
+  }
+  bool has_master(dtype stored) const noexcept { return stored != dtype::float32 && masters; }
+  bool has_compensation(dtype stored) const noexcept { return stored != dtype::float32 && kahan && !masters; }
+};
+
 class model_parameters {
  public:
-  // working: float16 or bfloat16 when the model is cast, else float32; masters: keep float32
-  // masters of cast parameters; keep_normalization_fp32: Apex's keep_batchnorm_fp32.
-  // kahan_summation: compensate the updates of parameters without masters (above).
+  explicit model_parameters(const parameter_storage& storage) : storage_(storage) {}
   model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
                    std::uint64_t seed, bool kahan_summation = false)
-      : working_(working),
-        masters_(masters),
-        keep_normalization_fp32_(keep_normalization_fp32),
-        stochastic_(stochastic_rounding),
-        kahan_(kahan_summation),
-        seed_(seed) {}
+      : model_parameters(
+            parameter_storage{working, masters, keep_normalization_fp32, stochastic_rounding, seed, kahan_summation}) {}
+  const parameter_storage& storage() const noexcept { return storage_; }
 
   // Registers p (float32 values: the initial weights) and casts it to the dtype the recipe
   // stores it in.  Returns its index, which is also its index in the optimizer.  p is held by
@@ -94,24 +109,29 @@ class model_parameters {
     entry e;
     e.value = &p;
     e.role = role;
-    e.stored = stored_dtype(role);
-    e.gradient.assign(p.value().size(), 0.0f);
-    if (e.stored != dtype::float32) {
-      if (masters_) e.master.assign(p.value().data<float>(), p.value().data<float>() + p.value().size());
-      if (kahan_ && !masters_) e.compensation.assign(p.value().size(), 0);  // +0 in float16 and bfloat16
-      p.assign(p.value().to(e.stored));                                     // nearest even, as Apex's model.half()
-    }
     e.index = entries_.size();
+    e.gradient.assign(p.value().size(), 0.0f);
+    store(e, p.value().data<float>(), storage_);
     entries_.push_back(std::move(e));
     return entries_.size() - 1;
   }
 
-  std::size_t size() const noexcept { return entries_.size(); }
-  dtype stored_dtype(parameter_role role) const noexcept {
-    return working_ == dtype::float32 || (role == parameter_role::normalization && keep_normalization_fp32_)
-               ? dtype::float32
-               : working_;
+  // Stores every parameter as `next` says (a recipe switch, precision_session::switch_recipe),
+  // from its float32 value: the master where it has one, else the stored value widened (exact),
+  // plus its Kahan compensation where it has one (the part of the updates not yet applied: one
+  // float addition).  Gradient buffers, indices and the update count carry over.
+  void restore_as(const parameter_storage& next) {
+    std::vector<float> values;
+    for (entry& e : entries_) {
+      values.resize(e.gradient.size());
+      float32_values(e, values.data());
+      store(e, values.data(), next);
+    }
+    storage_ = next;
   }
+
+  std::size_t size() const noexcept { return entries_.size(); }
+  dtype stored_dtype(parameter_role role) const noexcept { return storage_.stored_dtype(role); }
   std::uint64_t updates() const noexcept { return updates_; }
 
   std::size_t index_of(const parameter& p) const {
@@ -250,8 +270,10 @@ class model_parameters {
     std::vector<std::vector<float>> masters;
     std::vector<std::vector<std::uint16_t>> compensations;
   };
-  // What write() wrote, checked against the registered parameters; commit() applies it.
-  decoded decode(detail::state_reader& in) const {
+  // What write() wrote, checked against the registered parameters stored as `as` says (this
+  // model's own storage, or the one a checkpoint's recipe gives); commit(d, as) applies it.
+  decoded decode(detail::state_reader& in) const { return decode(in, storage_); }
+  decoded decode(detail::state_reader& in, const parameter_storage& as) const {
     using detail::state_reader;
     const std::uint32_t count = in.u32("parameter count");
     if (count != entries_.size()) {
@@ -263,7 +285,11 @@ class model_parameters {
     decoded d;
     d.updates = static_cast<std::uint64_t>(updates);
     for (const entry& e : entries_) {
-      const matrix& v = e.value->value();
+      const matrix& current = e.value->value();
+      const dtype stored = as.stored_dtype(e.role);
+      const std::size_t value_bytes = current.size() * size_of(stored);
+      const std::size_t master_size = as.has_master(stored) ? current.size() : 0;
+      const std::size_t compensation_size = as.has_compensation(stored) ? current.size() : 0;
       const std::string name = in.str("parameter name", name_limit);
       std::string which = "parameter " + index_text(e);
       which += " ('" + e.value->name() + "')";
@@ -278,32 +304,32 @@ class model_parameters {
                            to_string(e.role));
       }
       const unsigned type = in.u8("parameter dtype");
-      if (type != static_cast<unsigned>(v.type())) {
-        state_reader::fail(which + " was saved in dtype " + std::to_string(type) + ", it is " + to_string(v.type()));
+      if (type != static_cast<unsigned>(stored)) {
+        state_reader::fail(which + " was saved in dtype " + std::to_string(type) + ", it is " + to_string(stored));
       }
       const std::int64_t rows = in.i64("parameter rows"), cols = in.i64("parameter cols");
-      if (rows < 0 || cols < 0 || static_cast<std::uint64_t>(rows) != v.rows() ||
-          static_cast<std::uint64_t>(cols) != v.cols()) {
+      if (rows < 0 || cols < 0 || static_cast<std::uint64_t>(rows) != current.rows() ||
+          static_cast<std::uint64_t>(cols) != current.cols()) {
         state_reader::fail(which + " was saved as " + std::to_string(rows) + "×" + std::to_string(cols) + ", it is " +
-                           std::to_string(v.rows()) + "×" + std::to_string(v.cols()));
+                           std::to_string(current.rows()) + "×" + std::to_string(current.cols()));
       }
-      if (in.remaining() < v.bytes()) state_reader::fail("truncated: the values of " + which);
-      std::vector<std::uint8_t> bytes(v.bytes());
+      if (in.remaining() < value_bytes) state_reader::fail("truncated: the values of " + which);
+      std::vector<std::uint8_t> bytes(value_bytes);
       for (std::uint8_t& b : bytes) b = static_cast<std::uint8_t>(in.u8("parameter values"));
       const bool has_master = in.boolean("master present");
-      if (has_master != !e.master.empty()) {
+      if (has_master != (master_size != 0)) {
         state_reader::fail(which + (has_master ? " has a master copy saved, this session keeps none"
                                                : " has no master copy saved, this session keeps one"));
       }
-      std::vector<float> master(e.master.size());
+      std::vector<float> master(master_size);
       if (in.remaining() / sizeof(float) < master.size()) state_reader::fail("truncated: the master of " + which);
       for (float& x : master) x = in.f32("master value");
       const bool has_compensation = in.boolean("compensation present");
-      if (has_compensation != !e.compensation.empty()) {
+      if (has_compensation != (compensation_size != 0)) {
         state_reader::fail(which + (has_compensation ? " has a Kahan compensation saved, this session keeps none"
                                                      : " has no Kahan compensation saved, this session keeps one"));
       }
-      std::vector<std::uint16_t> compensation(e.compensation.size());
+      std::vector<std::uint16_t> compensation(compensation_size);
       if (in.remaining() / sizeof(std::uint16_t) < compensation.size()) {
         state_reader::fail("truncated: the compensation of " + which);
       }
@@ -314,16 +340,22 @@ class model_parameters {
     }
     return d;
   }
-  void commit(const decoded& d) {
+  void commit(const decoded& d) { commit(d, storage_); }
+  void commit(const decoded& d, const parameter_storage& as) {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
       entry& e = entries_[i];
+      e.stored = as.stored_dtype(e.role);
+      if (e.value->value().type() != e.stored) {
+        e.value->assign(matrix(e.stored, e.value->value().rows(), e.value->value().cols()));
+      }
       e.value->modify([&](matrix& m) {
         std::copy(d.values[i].begin(), d.values[i].end(), static_cast<std::uint8_t*>(m.raw_data()));
       });
-      std::copy(d.masters[i].begin(), d.masters[i].end(), e.master.begin());
-      std::copy(d.compensations[i].begin(), d.compensations[i].end(), e.compensation.begin());
+      e.master = d.masters[i];
+      e.compensation = d.compensations[i];
     }
     updates_ = d.updates;
+    storage_ = as;
   }
   // The largest saved form of the registered parameters.
   std::size_t saved_bytes_limit() const {
@@ -350,6 +382,33 @@ class model_parameters {
 
   static std::string index_text(const entry& e) { return std::to_string(e.index); }
 
+  // Stores e's parameter from float32 values as `as` says: in its stored dtype (nearest even, as
+  // Apex's model.half()), with a master copy of the values or a zero compensation (+0 in float16
+  // and bfloat16) where `as` keeps one.
+  static void store(entry& e, const float* values, const parameter_storage& as) {
+    const matrix& v = e.value->value();
+    e.stored = as.stored_dtype(e.role);
+    e.master = as.has_master(e.stored) ? std::vector<float>(values, values + v.size()) : std::vector<float>{};
+    e.compensation = std::vector<std::uint16_t>(as.has_compensation(e.stored) ? v.size() : 0, 0);
+    matrix stored(dtype::float32, v.rows(), v.cols());
+    std::copy(values, values + v.size(), stored.data<float>());
+    e.value->assign(e.stored == dtype::float32 ? std::move(stored) : stored.to(e.stored));
+  }
+
+  // e's float32 value: its master, else its stored value widened plus its compensation.
+  static void float32_values(const entry& e, float* out) {
+    if (!e.master.empty()) {
+      std::copy(e.master.begin(), e.master.end(), out);
+      return;
+    }
+    const matrix& v = e.value->value();
+    visit_dtype(v.type(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      convert_n(v.data<T>(), v.size(), out);  // exact
+    });
+    for (std::size_t k = 0; k < e.compensation.size(); ++k) out[k] += compensation_value(e, k);
+  }
+
   entry& checked(std::size_t i) { return const_cast<entry&>(static_cast<const model_parameters&>(*this).checked(i)); }
   const entry& checked(std::size_t i) const {
     if (i >= entries_.size()) {
@@ -361,13 +420,13 @@ class model_parameters {
 
   // A stream of its own per update and parameter, apart from master_weights' streams of the same seed.
   std::uint64_t stream_seed(std::size_t i) const noexcept {
-    return detail::rounding_stream_seed(seed_ ^ 0xD1B5'4A32'D192'ED03u, updates_, i);
+    return detail::rounding_stream_seed(storage_.seed ^ 0xD1B5'4A32'D192'ED03u, updates_, i);
   }
 
   void round_into(const entry& e, const float* values, matrix& m) const {
     const std::size_t n = e.gradient.size();
     const auto write = [&](auto* out) {
-      if (stochastic_) {
+      if (storage_.stochastic_rounding) {
         convert_stochastic_n(values, n, out, stream_seed(e.index));
       } else {
         convert_n(values, n, out);
@@ -402,9 +461,7 @@ class model_parameters {
     }
   }
 
-  dtype working_;
-  bool masters_, keep_normalization_fp32_, stochastic_, kahan_;
-  std::uint64_t seed_;
+  parameter_storage storage_;
   std::uint64_t updates_ = 0;
   std::vector<entry> entries_;
   std::vector<float> scratch_;

@@ -51,6 +51,7 @@
 #include "model_parameters.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"
+#include "schedule.hpp"
 #include "statistics.hpp"
 
 namespace mixprec {
@@ -73,15 +74,8 @@ class precision_session {
                                       loss_scaler<dynamic_scaling>, loss_scaler<hysteresis_scaling>>;
 
   explicit precision_session(const recipe& r, log_sink sink = {})
-      : recipe_(checked(r)),
-        scaler_(make_scaler(recipe_)),
-        model_(recipe_.cast_model ? recipe_.working_dtype() : dtype::float32, recipe_.master_weights,
-               recipe_.keep_batchnorm_fp32, recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed),
-               recipe_.kahan_summation),
-        sink_(std::move(sink)) {
-    if (recipe_.master_weights) {
-      masters_.emplace(recipe_.working_dtype(), recipe_.stochastic_rounding, static_cast<std::uint64_t>(recipe_.seed));
-    }
+      : recipe_(checked(r)), scaler_(make_scaler(recipe_)), model_(storage_of(recipe_)), sink_(std::move(sink)) {
+    masters_ = masters_of(recipe_);
     log(describe());
   }
 
@@ -189,12 +183,51 @@ class precision_session {
                              to_string(recipe_.precision) + "; fp8 layers need precision=fp8");
     }
     fp8_.emplace(recipe_.fp8_policy(), layers);
+    fp8_layers_ = layers;
     return *fp8_;
   }
   ops::fp8_training& fp8() {
     if (!fp8_) throw invalid_argument("precision_session::fp8: no fp8 layers; call use_fp8_layers(layers) first");
     return *fp8_;
   }
+  bool has_fp8_layers() const noexcept { return fp8_.has_value(); }
+
+  // ---- Recipes that change as training goes (schedule.hpp, docs/session.md) ----
+  //
+  // switch_recipe makes the session train with `next` from the next step on.  It carries over
+  // the registered parameters (each re-stored from its float32 value: its master, else its
+  // stored value plus its Kahan compensation, so nothing the updates have made is lost; then in
+  // next's dtype, with a master or a fresh compensation where next keeps one), the gradient
+  // buffers, the optimizer and its state, the statistics and the update count (so stochastic
+  // rounding streams continue); the loss scaler's state when next uses the same policy with the
+  // same options, else next's scaler from its initial scale (the old one's overflow count stays
+  // in statistics()); fp8 layers' delayed-scaling histories when next is fp8 with the same fp8
+  // options, else fresh histories for the same number of layers (use_fp8_layers before the
+  // first fp8 phase).  Refused (invalid_argument) while masters() holds arrays the user added:
+  // the session cannot re-store what it does not own.  A next with the current settings changes
+  // nothing.  Logged, and recorded in switches().
+  void switch_recipe(const recipe& next, const std::string& reason = "switch_recipe");
+  // The schedule applied at the start of each train_step; set before the first step (it is part
+  // of the checkpoint's identity: a resumed session sets the same schedule, then loads).
+  void set_schedule(const precision_schedule& schedule) {
+    require_between_steps("set_schedule");
+    if (total_.steps > 0) {
+      throw invalid_argument("precision_session::set_schedule: called after " + std::to_string(total_.steps) +
+                             " training steps; set the schedule before the first train_step");
+    }
+    validate(schedule);
+    schedule_ = schedule;
+    next_change_ = 0;
+    fallback_used_ = false;
+  }
+  const precision_schedule& schedule() const noexcept { return schedule_; }
+  const std::vector<recipe_switch>& switches() const noexcept { return switches_; }
+  // end_epoch calls so far (a schedule's epoch counter).
+  std::int64_t epochs() const noexcept { return epochs_; }
+  // Makes the schedule's changes that are due now (train_step calls it first).  A loop that
+  // prepares per-recipe state before a step (fp8 layers, the inputs' dtype) calls it itself and
+  // then reads get_recipe().  Between steps only.
+  void apply_schedule();
 
   // One optimizer step over micro_batches micro-batches (0: the recipe's accumulation_steps).
   // forward(std::size_t micro_batch) or forward() returns the float loss; backward(float
@@ -209,6 +242,7 @@ class precision_session {
                              std::to_string(recipe_accumulation_limit));
     }
     require_between_steps("train_step");
+    apply_schedule();
     const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
     const step_guard guard(in_step_);
     const auto start = std::chrono::steady_clock::now();
@@ -227,6 +261,7 @@ class precision_session {
       e->seconds += seconds;
       e->scale_changes += scale_changed ? 1 : 0;
     }
+    consecutive_skips_ = result.skipped ? consecutive_skips_ + 1 : 0;
     if (result.skipped) log(detail::skip_line(total_.steps, result, get_scale()));
     return result;
   }
@@ -246,6 +281,7 @@ class precision_session {
           "use_optimizer(optim::adamw(...)) first");
     }
     require_between_steps("train_step");
+    apply_schedule();  // before the views: a switch re-stores the parameters
     model_.zero_gradients();
     if (views_.size() != model_.size()) views_ = model_.gradient_views();
     return train_step(
@@ -286,6 +322,8 @@ class precision_session {
       s.working_bytes += v.type() == dtype::float32 ? 0 : v.bytes();
     }
     s.gradient_bytes = model_.gradient_bytes();
+    s.overflow_count += retired_overflows_;
+    s.recipe_switches = static_cast<std::int64_t>(switches_.size());
     s.optimizer_bytes = model_.compensation_bytes();  // optimi keeps them in the optimizer's state
     s.optimizer_bytes += std::visit(
         [](const auto& o) -> std::size_t {
@@ -303,6 +341,7 @@ class precision_session {
     const epoch_statistics e = epoch_;
     log(detail::epoch_line(e));
     epoch_ = epoch_statistics{};
+    ++epochs_;
     return e;
   }
 
@@ -392,6 +431,19 @@ class precision_session {
   static recipe checked(const recipe& r) {
     validate(r);
     return r;
+  }
+  static parameter_storage storage_of(const recipe& r) noexcept {
+    return parameter_storage{r.cast_model ? r.working_dtype() : dtype::float32,
+                             r.master_weights,
+                             r.keep_batchnorm_fp32,
+                             r.stochastic_rounding,
+                             static_cast<std::uint64_t>(r.seed),
+                             r.kahan_summation};
+  }
+  static std::optional<master_weights> masters_of(const recipe& r) {
+    std::optional<master_weights> m;
+    if (r.master_weights) m.emplace(r.working_dtype(), r.stochastic_rounding, static_cast<std::uint64_t>(r.seed));
+    return m;
   }
 
   static scaler_variant make_scaler(const recipe& r) {
@@ -532,8 +584,20 @@ class precision_session {
   bool record_gradient_amax_ = false;
   epoch_statistics epoch_, total_;
   log_sink sink_;
+  // Recipe changes (schedule.hpp): the schedule, the next change to apply, whether the fallback
+  // has been used, end_epoch calls, skipped steps in a row, the switches made, the overflow
+  // counts of scalers a switch replaced, and the fp8 layers declared (for a later fp8 phase).
+  precision_schedule schedule_;
+  std::size_t next_change_ = 0;
+  bool fallback_used_ = false;
+  std::int64_t epochs_ = 0;
+  std::int64_t consecutive_skips_ = 0;
+  std::vector<recipe_switch> switches_;
+  std::int64_t retired_overflows_ = 0;
+  std::size_t fp8_layers_ = 0;
 };
 
 }  // namespace mixprec
 
 #include "detail/session_state.inl"
+#include "detail/recipe_switch.inl"

@@ -1,7 +1,7 @@
 // The training-session layer (docs/session.md): recipes a user switches at run time, parsed
 // from names, key=value text, flags or JSON; fp32 master weights; the model's parameters and
-// optimizer held by a precision_session and its one-call training step; and what this machine
-// accelerates.
+// optimizer held by a precision_session and its one-call training step; recipe schedules; and
+// what this machine accelerates.
 #pragma once
 
 #include "capabilities.hpp"
@@ -12,4 +12,5 @@
 #include "precision_session.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"
+#include "schedule.hpp"
 #include "statistics.hpp"

@@ -56,14 +56,15 @@ struct session_statistics {
   // Steps whose gradients had inf/NaN, from the scalers' own counters (the recipe's and the
   // disabled session's): unlike skipped_steps it includes a step that then threw (a skip limit).
   std::int64_t overflow_count = 0;
-  double current_scale = 1;         // the loss scale of the next step (get_scale())
-  double overflow_ratio = 0;        // skipped_steps / total_steps; 0 before the first step
-  double avg_step_time = 0;         // seconds, mean wall time inside train_step
-  std::int64_t scaler_updates = 0;  // steps after which the loss scale changed
-  std::size_t master_bytes = 0;     // fp32 master weights (0 without master weights)
-  std::size_t working_bytes = 0;    // parameters held in fp16/bf16: working copies, a cast model
-  std::size_t gradient_bytes = 0;   // the session's fp32 gradient buffers (add_parameter)
-  std::size_t optimizer_bytes = 0;  // the optimizer state (momentum, Adam moments, Kahan compensations)
+  double current_scale = 1;          // the loss scale of the next step (get_scale())
+  double overflow_ratio = 0;         // skipped_steps / total_steps; 0 before the first step
+  double avg_step_time = 0;          // seconds, mean wall time inside train_step
+  std::int64_t scaler_updates = 0;   // steps after which the loss scale changed
+  std::size_t master_bytes = 0;      // fp32 master weights (0 without master weights)
+  std::size_t working_bytes = 0;     // parameters held in fp16/bf16: working copies, a cast model
+  std::size_t gradient_bytes = 0;    // the session's fp32 gradient buffers (add_parameter)
+  std::size_t optimizer_bytes = 0;   // the optimizer state (momentum, Adam moments, Kahan compensations)
+  std::int64_t recipe_switches = 0;  // recipe changes made (schedule.hpp; precision_session::switches())
 };
 
 // {"total_steps": 10, "skipped_steps": 2, ...}: one flat object, the fields in order.
@@ -79,7 +80,8 @@ inline std::string to_json(const session_statistics& s) {
          ", \"master_bytes\": " + std::to_string(s.master_bytes) +
          ", \"working_bytes\": " + std::to_string(s.working_bytes) +
          ", \"gradient_bytes\": " + std::to_string(s.gradient_bytes) +
-         ", \"optimizer_bytes\": " + std::to_string(s.optimizer_bytes) + "}";
+         ", \"optimizer_bytes\": " + std::to_string(s.optimizer_bytes) +
+         ", \"recipe_switches\": " + number_text(s.recipe_switches) + "}";
 }
 
 namespace detail {

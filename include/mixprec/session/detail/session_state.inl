@@ -1,8 +1,12 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 4:
+// payload, CRC-32); the payload, version 5:
 //
-//   str    the recipe's settings_text (u16 length)
+//   str    the active recipe's settings_text (u16 length)
+//   str    the schedule's schedule_text (u32 length), then u32 next change, u8 fallback used,
+//          i64 epochs ended, i64 skipped steps in a row, i64 overflows of replaced scalers,
+//          u32 fp8 layers declared, u32 switches, each: i64 steps, i64 epochs, str from, str to,
+//          str reason
 //   u8     enabled
 //   blob   the recipe's scaler state, then the fp32 (disabled) scaler's   (blob = u32 length, bytes)
 //   i64 steps, i64 skipped, f64 seconds, i64 scale changes     this epoch, then the whole run
@@ -15,14 +19,19 @@
 // Loading checks everything before changing anything.  Versions 1 to 3 are refused rather than
 // read: version 1 lacks the count of scale changes (the session does not make up a statistic),
 // versions 1 and 2 hold neither the parameters nor the optimizer, without which a run does not
-// continue, and version 3 neither the recipe's kahan_summation nor the compensations.
+// continue, version 3 neither the recipe's kahan_summation nor the compensations, and version 4
+// not the schedule's position.
+//
+// A session loads a state whose active recipe is its own, or (after a switch) one of its
+// schedule's recipes: it then trains with that recipe, its parameters stored as it says.
 #pragma once
 
 namespace mixprec {
 namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 4;
+constexpr std::uint32_t session_state_version = 5;
+constexpr std::size_t schedule_text_limit = std::size_t{1} << 20;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
@@ -95,6 +104,21 @@ inline std::vector<std::uint8_t> precision_session::save_state() const {
   detail::state_writer w;
   detail::begin_state_frame(w, detail::session_magic, detail::session_state_version);
   w.str(settings_text(recipe_));
+  const std::string schedule = schedule_text(schedule_);
+  w.u32(static_cast<std::uint32_t>(schedule.size()));
+  w.bytes.insert(w.bytes.end(), schedule.begin(), schedule.end());
+  w.u32(static_cast<std::uint32_t>(next_change_));
+  w.u8(fallback_used_ ? 1 : 0);
+  w.i64(epochs_);
+  w.i64(consecutive_skips_);
+  w.i64(retired_overflows_);
+  w.u32(static_cast<std::uint32_t>(fp8_layers_));
+  w.u32(static_cast<std::uint32_t>(switches_.size()));
+  for (const recipe_switch& r : switches_) {
+    w.i64(r.steps);
+    w.i64(r.epochs);
+    for (const std::string* text : {&r.from, &r.to, &r.reason}) w.str(*text);
+  }
   w.u8(enabled_ ? 1 : 0);
   detail::write_blob(w, std::visit([](const auto& s) { return s.save_state(); }, scaler_));
   detail::write_blob(w, fp32_scaler_.save_state());
@@ -127,11 +151,59 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   state_reader in(data + detail::state_header_size, payload);
   const std::string saved = in.str("recipe settings", detail::session_settings_limit);
   const std::string current = settings_text(recipe_);
-  if (saved != current) fail("another recipe: " + detail::first_difference(saved, current));
+  // The recipe the state was training with: this session's, or one its schedule switches to.
+  const recipe* active = saved == current ? &recipe_ : nullptr;
+  for (const recipe_change& c : schedule_.changes) {
+    if (!active && settings_text(c.next) == saved) active = &c.next;
+  }
+  if (!active && schedule_.fallback_after_skips > 0 && settings_text(schedule_.fallback) == saved) {
+    active = &schedule_.fallback;
+  }
+  if (!active) {
+    fail("another recipe: " + detail::first_difference(saved, current) +
+         (schedule_.empty() ? "" : ", and none of its schedule's recipes matches"));
+  }
+  const recipe target = *active;
+  const bool switched = active != &recipe_;
+  if (switched && masters_ && masters_->size() != 0) {
+    fail("it was saved under another recipe of the schedule, and masters() holds " + std::to_string(masters_->size()) +
+         " arrays that a switch would drop");
+  }
+  const std::uint32_t schedule_size = in.u32("schedule text");
+  if (schedule_size > detail::schedule_text_limit || schedule_size > in.remaining()) {
+    fail("schedule text of " + std::to_string(schedule_size) + " bytes, " + std::to_string(in.remaining()) +
+         " are left");
+  }
+  std::string schedule(schedule_size, '\0');
+  for (char& c : schedule) c = static_cast<char>(in.u8("schedule text"));
+  if (schedule != schedule_text(schedule_)) {
+    fail(schedule_.empty() ? "it was saved with a recipe schedule, this session has none (set_schedule before load)"
+                           : "it was saved with another recipe schedule than this session's");
+  }
+  const std::uint32_t next_change = in.u32("next schedule change");
+  if (next_change > schedule_.changes.size()) {
+    fail("next schedule change " + std::to_string(next_change) + " of " + std::to_string(schedule_.changes.size()));
+  }
+  const bool fallback_used = in.boolean("fallback used");
+  const std::int64_t epochs = in.i64("epochs"), consecutive_skips = in.i64("skipped steps in a row"),
+                     retired_overflows = in.i64("overflows of replaced scalers");
+  if (epochs < 0 || consecutive_skips < 0 || retired_overflows < 0) {
+    fail("schedule counters out of range (epochs " + std::to_string(epochs) + ", skipped in a row " +
+         std::to_string(consecutive_skips) + ", overflows " + std::to_string(retired_overflows) + ")");
+  }
+  const std::uint32_t fp8_layers = in.u32("fp8 layers declared");
+  const std::uint32_t switch_count = in.u32("recipe switches");
+  if (switch_count > in.remaining() / 16) fail(std::to_string(switch_count) + " recipe switches in a truncated state");
+  std::vector<recipe_switch> switches(switch_count);
+  for (recipe_switch& r : switches) {
+    r.steps = in.i64("switch step");
+    r.epochs = in.i64("switch epoch");
+    for (std::string* text : {&r.from, &r.to, &r.reason}) *text = in.str("switch text", detail::session_settings_limit);
+  }
   const bool enabled = in.boolean("enabled");
-  scaler_variant scaler = scaler_;  // loaded into copies: the session changes only once all is read
+  const scaler_variant fresh = make_scaler(target);
+  scaler_variant scaler = switched ? fresh : scaler_;  // loaded into copies: the session changes once all is read
   const std::vector<std::uint8_t> scaler_bytes = detail::read_blob(in, "scaler state");
-  const scaler_variant fresh = make_scaler(recipe_);
   std::visit(
       [&](auto& s) {
         s.load_state(scaler_bytes);
@@ -148,21 +220,29 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   }
   const epoch_statistics epoch = detail::read_statistics(in);
   const epoch_statistics total = detail::read_statistics(in);
-  if (in.boolean("master weights present") != masters_.has_value()) {
-    fail(masters_ ? "holds no master weights, this session keeps them" : "holds master weights, this session has none");
+  std::optional<master_weights> switched_masters;  // the target recipe's, when it is another
+  if (switched) switched_masters = masters_of(target);
+  master_weights* masters_target =
+      switched ? (switched_masters ? &*switched_masters : nullptr) : (masters_ ? &*masters_ : nullptr);
+  if (in.boolean("master weights present") != (masters_target != nullptr)) {
+    fail(masters_target ? "holds no master weights, this session keeps them"
+                        : "holds master weights, this session has none");
   }
   std::optional<master_weights::decoded> masters;
-  if (masters_) masters = masters_->decode(in);
+  if (masters_target) masters = masters_target->decode(in);
   const std::uint32_t layers = in.u32("fp8 layers");
+  // A session that has fp8 layers takes their count; one that has none yet (a schedule's fp8
+  // phase resumed from its start recipe) takes the saved layers of an fp8 target.
   const std::size_t current_layers = fp8_ ? fp8_->layers() : 0;
-  if (layers != current_layers) {
+  if (fp8_ ? layers != current_layers : (layers != 0 && target.precision != precision_mode::float8)) {
     fail("holds " + std::to_string(layers) + " fp8 layers, this session has " + std::to_string(current_layers));
   }
-  std::optional<ops::fp8_training> fp8 = fp8_;
-  if (fp8) {
+  std::optional<ops::fp8_training> fp8;
+  if (layers != 0) {
+    fp8.emplace(target.fp8_policy(), layers);
     fp8->forward().load_state(detail::read_blob(in, "fp8 forward state"));
     fp8->backward().load_state(detail::read_blob(in, "fp8 backward state"));
-    const delayed_scaling expected = recipe_.fp8_policy();
+    const delayed_scaling expected = target.fp8_policy();
     for (const delayed_scaler* s : {&fp8->forward(), &fp8->backward()}) {
       const delayed_scaling& got = s->recipe();
       if (got.margin != expected.margin || got.format != expected.format ||
@@ -171,7 +251,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
       }
     }
   }
-  const model_parameters::decoded model = model_.decode(in);
+  const parameter_storage storage = storage_of(target);
+  const model_parameters::decoded model = model_.decode(in, storage);
   const unsigned kind = in.u8("optimizer");
   if (kind != optimizer_.index()) {
     static const char* const names[] = {"none", "sgd", "adamw"};
@@ -188,15 +269,27 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
       optimizer);
   if (in.remaining() != 0) fail(std::to_string(in.remaining()) + " unread bytes at the end of the payload");
 
+  if (masters) masters_target->commit(*masters);
+  if (switched) {
+    masters_ = std::move(switched_masters);
+    recipe_ = target;
+    views_.clear();
+  }
   enabled_ = enabled;
   scaler_ = std::move(scaler);
   fp32_scaler_ = std::move(fp32_scaler);
   epoch_ = epoch;
   total_ = total;
-  if (masters) masters_->commit(*masters);
   fp8_ = std::move(fp8);
-  model_.commit(model);
+  model_.commit(model, storage);
   optimizer_ = std::move(optimizer);
+  next_change_ = next_change;
+  fallback_used_ = fallback_used;
+  epochs_ = epochs;
+  consecutive_skips_ = consecutive_skips;
+  retired_overflows_ = retired_overflows;
+  fp8_layers_ = fp8_layers;
+  switches_ = std::move(switches);
 }
 
 inline void precision_session::load(const std::string& path) {

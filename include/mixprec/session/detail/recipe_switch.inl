@@ -1,0 +1,75 @@
+// precision_session's recipe switches (included by precision_session.hpp after
+// session_state.inl, whose same_configuration decides whether a scaler carries over).
+#pragma once
+
+namespace mixprec {
+
+inline void precision_session::switch_recipe(const recipe& next, const std::string& reason) {
+  require_between_steps("switch_recipe");
+  validate(next);
+  if (same_settings(next, recipe_)) return;
+  if (masters_ && masters_->size() != 0) {
+    throw invalid_argument("precision_session::switch_recipe: masters() holds " + std::to_string(masters_->size()) +
+                           " arrays added by the caller; a recipe switch re-stores the registered parameters "
+                           "(add_parameter) only, and would drop those");
+  }
+  // Everything that can fail is built before the session changes.
+  scaler_variant scaler = make_scaler(next);
+  bool carried = false;
+  std::visit(
+      [&](auto& fresh) {
+        using scaler_type = std::decay_t<decltype(fresh)>;
+        if (const scaler_type* old = std::get_if<scaler_type>(&scaler_)) {
+          if (detail::same_configuration(*old, fresh)) {
+            fresh = *old;
+            carried = true;
+          }
+        }
+      },
+      scaler);
+  const std::int64_t old_overflows =
+      std::visit([](const auto& s) { return s.get_amp_stats().counters.overflow_count; }, scaler_);
+  std::optional<ops::fp8_training> fp8;
+  if (next.precision == precision_mode::float8 && fp8_layers_ > 0) {
+    const delayed_scaling policy = next.fp8_policy();
+    const delayed_scaling* kept = fp8_ ? &fp8_->forward().recipe() : nullptr;
+    if (kept && kept->margin == policy.margin && kept->format == policy.format &&
+        kept->amax_history_len == policy.amax_history_len && kept->amax_compute_algo == policy.amax_compute_algo) {
+      fp8 = fp8_;
+    } else {
+      fp8.emplace(policy, fp8_layers_);
+    }
+  }
+  std::optional<master_weights> masters = masters_of(next);
+  recipe_switch record{total_.steps, epochs_, recipe_.name, next.name, reason};
+
+  model_.restore_as(storage_of(next));
+  views_.clear();  // the gradient buffers stay, but a train_step rebuilds its views after a switch
+  if (!carried) retired_overflows_ += old_overflows;
+  scaler_ = std::move(scaler);
+  fp8_ = std::move(fp8);
+  masters_ = std::move(masters);
+  recipe_ = next;
+  consecutive_skips_ = 0;
+  log("[AMP Switch] Before step " + std::to_string(total_.steps + 1) + " (" + reason + "): " + record.from + " -> " +
+      record.to + (carried ? ", loss scaler state carried over" : ""));
+  switches_.push_back(std::move(record));
+  log(describe());
+}
+
+inline void precision_session::apply_schedule() {
+  require_between_steps("apply_schedule");
+  while (next_change_ < schedule_.changes.size()) {
+    const recipe_change& c = schedule_.changes[next_change_];
+    if ((c.unit == schedule_unit::step ? total_.steps : epochs_) < c.at) break;
+    switch_recipe(c.next, std::string("schedule: ") + to_string(c.unit) + " " + std::to_string(c.at));
+    ++next_change_;
+  }
+  if (!fallback_used_ && schedule_.fallback_after_skips > 0 && consecutive_skips_ >= schedule_.fallback_after_skips) {
+    switch_recipe(schedule_.fallback,
+                  "fallback: " + std::to_string(consecutive_skips_) + " skipped steps in a row under " + recipe_.name);
+    fallback_used_ = true;
+  }
+}
+
+}  // namespace mixprec

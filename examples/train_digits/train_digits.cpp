@@ -9,6 +9,9 @@
 //                                                        parameters crc32 as the whole one
 //   train_digits --benchmark --hidden 512 --layers 2 --batch 256 --steps 200 --precision bf16
 //                                                        median ms per optimizer step
+//   train_digits --schedule 5:bf16,12:fp16 --fallback 3:bf16
+//                                                        fp32, bf16 after 5 epochs, fp16 after 12;
+//                                                        bf16 after 3 skipped steps in a row
 //
 // By default the loss is multiplied by 2^-18 and the learning rate by 2^18 (--gradient-shift):
 // the float32 run is the same, bit for bit, as on the plain loss, while every gradient is 2^18
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -50,6 +54,35 @@ scaling parse_scaling(const std::string& name) {
     if (name == to_string(s)) return s;
   }
   throw usage_error("unknown scaling '" + name + "'");
+}
+
+// "bf16" or "fp16/dynamic": a precision and its scaling (the precision's default when omitted).
+recipe parse_recipe_spec(const std::string& spec) {
+  const std::size_t slash = spec.find('/');
+  recipe r;
+  r.p = parse_precision(spec.substr(0, slash));
+  r.s = slash == std::string::npos ? (r.p == precision::fp16 ? scaling::dynamic : scaling::none)
+                                   : parse_scaling(spec.substr(slash + 1));
+  return r;
+}
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+// A whole number 0 ... limit written in decimal digits.
+long parse_count(const std::string& text, const std::string& what, long limit) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw usage_error(what + " '" + text + "' is not a whole number");
+  }
+  const long value = std::stol(text);
+  if (value > limit) throw usage_error(what + " is " + text + "; allowed: 0 to " + std::to_string(limit));
+  return value;
 }
 
 std::string bytes_text(std::size_t bytes) { return format_number(static_cast<double>(bytes) / 1024.0, 3) + " KiB"; }
@@ -256,6 +289,15 @@ int run(int argc, char** argv) {
                  "fp16/bf16: keep the parameters in that dtype, no fp32 masters, each update rounded to nearest, "
                  "stochastically or Kahan-summed (off: fp32 parameters)",
                  cast_model);
+  long static_scale_log2 = 16;
+  options.integer("--static-scale-log2", "N", "static scaling's scale, 2^N (16)", 0, 100, static_scale_log2);
+  std::string schedule_spec, fallback_spec;
+  options.value("--schedule", "E:P[/S],...",
+                "change the recipe as training goes: from epoch E on (after E epochs), precision P with scaling S "
+                "(for example 5:bf16,10:fp16/dynamic)",
+                schedule_spec);
+  options.value("--fallback", "N:P[/S]", "after N skipped steps in a row, switch to precision P with scaling S (once)",
+                fallback_spec);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
   options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
@@ -270,6 +312,7 @@ int run(int argc, char** argv) {
   o.epochs = quick && epochs == 20 ? 8 : static_cast<int>(epochs);
   o.seed = static_cast<std::uint64_t>(seed);
   o.gradient_shift = static_cast<int>(shift);
+  o.static_scale = std::ldexp(1.0f, static_cast<int>(static_scale_log2));
   o.progress = isatty(STDERR_FILENO) != 0;
   if ((checkpoint.empty()) != (save_after == 0)) throw usage_error("--checkpoint and --save-after go together");
   if ((!checkpoint.empty() || !resume.empty()) && (compare || benchmark_mode)) {
@@ -281,6 +324,26 @@ int run(int argc, char** argv) {
   o.cast_model = cast_model;
   if (!cast_model.empty() && compare)
     throw usage_error("--cast-model trains one recipe; it does not go with --compare");
+  if (!schedule_spec.empty() || !fallback_spec.empty()) {
+    if (compare || benchmark_mode || !cast_model.empty()) {
+      throw usage_error(
+          "--schedule and --fallback change one run's recipe; they do not go with --compare, "
+          "--benchmark or --cast-model");
+    }
+    for (const std::string& item : split_list(schedule_spec)) {
+      const std::size_t colon = item.find(':');
+      if (colon == std::string::npos) throw usage_error("--schedule item '" + item + "' is not E:P[/S]");
+      o.schedule.push_back({static_cast<int>(parse_count(item.substr(0, colon), "--schedule epoch", 1000)),
+                            parse_recipe_spec(item.substr(colon + 1))});
+    }
+    if (!fallback_spec.empty()) {
+      const std::size_t colon = fallback_spec.find(':');
+      if (colon == std::string::npos) throw usage_error("--fallback '" + fallback_spec + "' is not N:P[/S]");
+      o.fallback_after_skips = static_cast<int>(parse_count(fallback_spec.substr(0, colon), "--fallback N", 1000000));
+      if (o.fallback_after_skips == 0) throw usage_error("--fallback N is 0; allowed: 1 to 1000000");
+      o.fallback = parse_recipe_spec(fallback_spec.substr(colon + 1));
+    }
+  }
   const digits_split data = split_digits(load_digits(data_path));
   if (benchmark_mode) {
     if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
@@ -305,6 +368,12 @@ int run(int argc, char** argv) {
       "%d epochs, seed %llu%s\n",
       data.train.size(), data.test.size(), o.batch, o.epochs, static_cast<unsigned long long>(o.seed),
       compare && seeds > 1 ? (" to " + std::to_string(o.seed + static_cast<std::uint64_t>(seeds) - 1)).c_str() : "");
+  for (const training_options::scheduled& c : o.schedule) {
+    std::printf("From epoch %d on: %s\n", c.first + 1, c.r.name().c_str());
+  }
+  if (o.fallback_after_skips > 0) {
+    std::printf("After %d skipped steps in a row: %s\n", o.fallback_after_skips, o.fallback.name().c_str());
+  }
   if (!o.cast_model.empty()) {
     std::printf("Parameters kept in %s without fp32 masters, each update %s\n", precision_name.c_str(),
                 o.cast_model == "kahan" ? "Kahan-summed" : (o.cast_model + " rounded").c_str());

@@ -82,6 +82,16 @@ struct training_options {
   // fp32 masters (Apex O3-style, recipes-2026 #9), each update rounded that way; empty: fp32
   // parameters, the recipe's default.
   std::string cast_model;
+  // A recipe schedule (precision_session::set_schedule): from epoch `first` on (after that many
+  // epochs), train with `r`; and, with fallback_after_skips > 0, switch to `fallback` after that
+  // many skipped steps in a row.  Empty: the recipe of the run throughout.
+  struct scheduled {
+    int first = 0;
+    recipe r;
+  };
+  std::vector<scheduled> schedule;
+  int fallback_after_skips = 0;
+  recipe fallback;
 };
 
 // The CRC-32 of every parameter's bytes, in order: two runs that end with this value hold the
@@ -174,6 +184,30 @@ inline mixprec::recipe session_recipe(const recipe& r, const training_options& o
   return s;
 }
 
+// The session's schedule of the options' (epochs and train_digits recipes, each made a session
+// recipe as above); the recipes' names say which one is active (precision_of).
+inline mixprec::precision_schedule session_schedule(const training_options& o) {
+  mixprec::precision_schedule s;
+  for (const training_options::scheduled& c : o.schedule) {
+    s.changes.push_back({mixprec::schedule_unit::epoch, c.first, session_recipe(c.r, o)});
+  }
+  if (o.fallback_after_skips > 0) {
+    s.fallback_after_skips = o.fallback_after_skips;
+    s.fallback = session_recipe(o.fallback, o);
+  }
+  return s;
+}
+
+// The train_digits recipe the session trains with now: the run's own, or one of its schedule.
+inline recipe active_recipe(const mixprec::precision_session& amp, const recipe& start, const training_options& o) {
+  const std::string& name = amp.get_recipe().name;
+  for (const training_options::scheduled& c : o.schedule) {
+    if (c.r.name() == name) return c.r;
+  }
+  if (o.fallback_after_skips > 0 && o.fallback.name() == name) return o.fallback;
+  return start;
+}
+
 // The images of `part` listed in `rows` as a batch: pixels scaled to [0, 1].
 inline matrix batch_of(const mixprec_example::digits_data& part, const std::vector<std::size_t>& order,
                        std::size_t first, std::size_t count, std::vector<int>& labels) {
@@ -231,12 +265,27 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
   sgd.lr = o.learning_rate / shift;  // exact: a power of two
   sgd.momentum = o.momentum;
   amp.use_optimizer(mixprec::optim::sgd(sgd));
-  ops::fp8_training* fp8 = r.p == precision::fp8 ? &amp.use_fp8_layers(model.layers()) : nullptr;
+  if (r.p == precision::fp8) amp.use_fp8_layers(model.layers());
+  if (!o.schedule.empty() || o.fallback_after_skips > 0) {
+    amp.set_schedule(session_schedule(o));
+    amp.set_log_sink([](const std::string& line) {
+      if (line.rfind("[AMP Switch]", 0) == 0) std::printf("  %s\n", line.c_str());
+    });
+  }
   if (!o.resume.empty()) {  // the model and session built as above, then the checkpoint: a fresh process
     amp.load(o.resume);
     result.resumed_steps = amp.statistics().total_steps;
   }
-  const bool measure_flush = o.measure_flush && (r.p == precision::fp16 || r.p == precision::bf16);
+  // The recipe of the coming step (a schedule may switch it) and its fp8 layers.
+  recipe now = r;
+  ops::fp8_training* fp8 = nullptr;
+  const auto prepare = [&] {
+    amp.apply_schedule();
+    now = active_recipe(amp, r, o);
+    if (now.p == precision::fp8 && !amp.has_fp8_layers()) amp.use_fp8_layers(model.layers());
+    fp8 = now.p == precision::fp8 ? &amp.fp8() : nullptr;
+  };
+  prepare();
 
   mixprec_example::reproducible_random shuffler(o.seed ^ 0x5eedu);
   std::vector<std::size_t> order(data.train.size());
@@ -251,6 +300,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
     shuffler.shuffle(order);
     double loss_sum = 0, flushed_sum = 0;
     std::size_t batches = 0, trained = 0;  // batches of the epoch, and those trained here (a resume skips some)
+    std::size_t measured = 0;              // of those, steps whose flushed gradients were counted
     for (std::size_t first = 0; first < order.size() && (o.max_steps == 0 || step < o.max_steps);
          first += o.batch, ++batches, ++step) {
       if (o.drop_last && first + o.batch > order.size()) break;
@@ -261,19 +311,22 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       }
       std::vector<int> labels;
       const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
+      prepare();
+      const precision p = now.p;
+      const bool measure_flush = o.measure_flush && (p == precision::fp16 || p == precision::bf16);
       const auto step_start = clock::now();
       double diagnostics = 0;  // seconds spent measuring inside the step, taken off its time
       std::vector<flush_count> flush_counts;
       activations a;
       const mixprec::step_result s = amp.train_step(
           [&] {
-            a = model.forward(x, r.p, fp8);
+            a = model.forward(x, p, fp8);
             return ops::cross_entropy(a.logits, labels);
           },
           [&](const mixprec::backward_context& b) {
             // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
             const float grad_loss = b.loss_gradient * shift;
-            const std::vector<ops::linear_grads> grads = model.backward(a, x, labels, grad_loss, r.p, fp8);
+            const std::vector<ops::linear_grads> grads = model.backward(a, x, labels, grad_loss, p, fp8);
             for (std::size_t l = 0; l < model.layers(); ++l) {
               amp.accumulate_gradient(model.weight(l), grads[l].weight);
               amp.accumulate_gradient(model.bias(l), grads[l].bias);
@@ -282,6 +335,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
               const auto measuring = clock::now();
               flush_counts = flushed_by_layer(model, a, x, labels, grad_loss, grads);
               flushed_sum += flushed_share(flush_counts);
+              ++measured;
               diagnostics += seconds_since(measuring);
             }
             result.activation_bytes = a.bytes();
@@ -297,17 +351,20 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       ++trained;
       if (o.save_after > 0 && step + 1 == o.save_after) amp.save(o.checkpoint);
     }
+    // The session's epoch count drives the schedule; a resumed run ends only the epochs that the
+    // saved run had not (it saved after a step, before that epoch's end).
+    if (step >= result.resumed_steps) amp.end_epoch();
     epoch_record e;
     e.epoch = epoch;
     e.loss = trained > 0 ? loss_sum / static_cast<double>(trained) : 0.0;
     if (o.evaluate) {
-      e.train_accuracy = accuracy(model, data.train, r.p, fp8, amp.autocast_dtype());
-      e.test_accuracy = accuracy(model, data.test, r.p, fp8, amp.autocast_dtype());
+      e.train_accuracy = accuracy(model, data.train, now.p, fp8, amp.autocast_dtype());
+      e.test_accuracy = accuracy(model, data.test, now.p, fp8, amp.autocast_dtype());
     }
     e.scale = amp.get_scale();
     e.skipped = amp.statistics().skipped_steps;
     e.seconds = training_seconds;
-    e.flushed = measure_flush && trained > 0 ? flushed_sum / static_cast<double>(trained) : 0.0;
+    e.flushed = measured > 0 ? flushed_sum / static_cast<double>(measured) : 0.0;
     if (o.progress) std::fprintf(stderr, "\r%60s\r", "");
     result.epochs.push_back(e);
     if (on_epoch) on_epoch(e);

@@ -358,6 +358,38 @@ def check_train_digits(binary, scratch):
               f"run's parameters (got {[c.group(1) if c else None for c in crcs]}, {whole[2]} {resumed[2]})")
         check("resumed from" in resumed[1] and "after step 13" in resumed[1], "the resumed run says where it resumed")
     check_refusal(binary, ["--checkpoint", os.path.join(scratch, "x.amp")], 2, "go together")
+    # A recipe schedule (fp32, bf16 from epoch 2, fp16 from epoch 3): the switches are logged
+    # where they happen (23 steps an epoch), and a run resumed from a checkpoint saved before,
+    # at and after a switch ends with the whole run's parameters.
+    schedule = ["--schedule", "1:bf16,2:fp16", "--epochs", "3"]
+    whole = run(binary, *schedule)
+    check(whole[0] == 0 and "Before step 24 (schedule: epoch 1): fp32/none -> bf16/none" in whole[1]
+          and "Before step 47 (schedule: epoch 2): bf16/none -> fp16/dynamic" in whole[1],
+          f"the schedule's switches are logged at steps 24 and 47 (got {whole[1]!r:.600} {whole[2]})")
+    whole_crc = re.search(r"parameters crc32 ([0-9a-f]{8})", whole[1])
+    for save_after in ("22", "23", "24", "46", "47"):
+        path = os.path.join(scratch, f"schedule_{save_after}.amp")
+        saved = run(binary, *schedule, "--checkpoint", path, "--save-after", save_after)
+        resumed = run(binary, *schedule, "--resume", path)
+        crc = re.search(r"parameters crc32 ([0-9a-f]{8})", resumed[1])
+        check(saved[0] == 0 and resumed[0] == 0 and whole_crc and crc and crc.group(1) == whole_crc.group(1),
+              f"a scheduled run resumed after step {save_after} ends with the whole run's parameters "
+              f"({crc.group(1) if crc else None} against {whole_crc.group(1) if whole_crc else None}; {resumed[2]})")
+    refused = run(binary, "--epochs", "3", "--resume", os.path.join(scratch, "schedule_46.amp"))
+    check(refused[0] == 1 and "another recipe" in refused[2], "a run without the schedule refuses its checkpoint")
+    check_refusal(binary, ["--schedule", "2:bf16", "--compare"], 2, "do not go with --compare")
+    check_refusal(binary, ["--schedule", "2bf16"], 2, "is not E:P[/S]")
+    check_refusal(binary, ["--fallback", "0:bf16"], 2, "--fallback N is 0")
+    # The fallback: fp16 with a static scale of 2^20 on the plain loss overflows on every step;
+    # after 3 skipped steps in a row the run goes on in bf16 and trains.
+    stuck = ["--precision", "fp16", "--scaling", "static", "--static-scale-log2", "20", "--gradient-shift", "0",
+             "--epochs", "2"]
+    code, out, err = run(binary, *stuck)
+    check(code == 0 and "skipped 46" in out, f"fp16 with a static scale of 2^20 skips every step (got {out!r:.400})")
+    code, out, err = run(binary, *stuck, "--fallback", "3:bf16")
+    check(code == 0 and "Before step 4 (fallback: 3 skipped steps in a row under fp16/static): "
+          "fp16/static -> bf16/none" in out and "skipped 3 " in out,
+          f"the fallback switches after 3 skipped steps and skips no more (got {out!r:.600} {err})")
     code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")
     epoch_lines = [line for line in out.splitlines() if line.startswith("  epoch ")]
     check(code == 0 and len(epoch_lines) == 2, f"a single run prints one line per epoch (got {out!r:.300})")

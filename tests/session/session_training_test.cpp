@@ -765,34 +765,31 @@ TEST_CASE("save before, at and after a scheduled switch, resume: the uninterrupt
     m.register_with(amp);
     use(amp, optimizer_kind::adamw);
   };
+  const auto run = [](precision_session& amp, classifier& m, int from, int to) {  // epoch 1 ends after step 6
+    for (int s = from; s < to; ++s) {
+      step_once(amp, m, s);
+      if (s == 6) amp.end_epoch();
+    }
+  };
   const int steps = 9;
   classifier reference(11);
   precision_session straight{parse_recipe("recipe=fp32")};
   start(reference, straight);
-  for (int s = 0; s < steps; ++s) {
-    step_once(straight, reference, s);
-    if (s == 6) straight.end_epoch();
-  }
+  run(straight, reference, 0, steps);
   REQUIRE(straight.switches().size() == 3);
   for (const int save_at : {2, 3, 4, 5, 6, 7}) {
     INFO("saved after step " << save_at);
     classifier first(11);
     precision_session before{parse_recipe("recipe=fp32")};
     start(first, before);
-    for (int s = 0; s < save_at; ++s) {
-      step_once(before, first, s);
-      if (s == 6) before.end_epoch();
-    }
+    run(before, first, 0, save_at);
     const std::vector<std::uint8_t> state = before.save_state();
     classifier second(99);  // other initial values: the state replaces them
     precision_session after{parse_recipe("recipe=fp32")};
     start(second, after);
     after.load_state(state);
     CHECK(same_settings(after.get_recipe(), before.get_recipe()));
-    for (int s = save_at; s < steps; ++s) {
-      step_once(after, second, s);
-      if (s == 6) after.end_epoch();
-    }
+    run(after, second, save_at, steps);
     CHECK(stored_bytes(second) == stored_bytes(reference));
     CHECK(float32_state(after, second) == float32_state(straight, reference));
     REQUIRE(after.switches().size() == straight.switches().size());

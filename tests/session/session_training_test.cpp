@@ -799,6 +799,28 @@ TEST_CASE("save before, at and after a scheduled switch, resume: the uninterrupt
     }
     CHECK(after.get_scale() == straight.get_scale());
   }
+  // A run that starts in fp8 with its fp8 layers declared and leaves fp8: the resumed session
+  // declares them again at its start and takes a state saved in the bf16 phase, which holds none.
+  precision_schedule leaves_fp8;
+  leaves_fp8.changes.push_back({schedule_unit::step, 2, parse_recipe("recipe=bf16")});
+  const auto fp8_start = [&](classifier& m, precision_session& amp) {
+    amp.use_fp8_layers(1);
+    amp.set_schedule(leaves_fp8);
+    m.register_with(amp);
+    use(amp, optimizer_kind::sgd);
+  };
+  classifier fp8_model(4), fp8_resumed(4);
+  precision_session fp8_run{parse_recipe("recipe=fp8")}, fp8_again{parse_recipe("recipe=fp8")};
+  fp8_start(fp8_model, fp8_run);
+  fp8_start(fp8_resumed, fp8_again);
+  run(fp8_run, fp8_model, 0, 3);
+  CHECK_FALSE(fp8_run.has_fp8_layers());
+  fp8_again.load_state(fp8_run.save_state());
+  CHECK(fp8_again.get_recipe().name == "bf16");
+  CHECK_FALSE(fp8_again.has_fp8_layers());
+  run(fp8_run, fp8_model, 3, 5);
+  run(fp8_again, fp8_resumed, 3, 5);
+  CHECK(stored_bytes(fp8_model) == stored_bytes(fp8_resumed));
   // A session without the schedule refuses the state, and says why.
   classifier other(11);
   precision_session plain{parse_recipe("recipe=fp32")};

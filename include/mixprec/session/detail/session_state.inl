@@ -231,10 +231,11 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   std::optional<master_weights::decoded> masters;
   if (masters_target) masters = masters_target->decode(in);
   const std::uint32_t layers = in.u32("fp8 layers");
-  // A session that has fp8 layers takes their count; one that has none yet (a schedule's fp8
-  // phase resumed from its start recipe) takes the saved layers of an fp8 target.
+  // An fp8 target: a session that has fp8 layers takes their count, one that has none yet (a
+  // schedule's fp8 phase resumed from its start recipe) the saved count.  Any other target holds
+  // none (a run that left fp8 dropped its histories), whatever the session declared at its start.
   const std::size_t current_layers = fp8_ ? fp8_->layers() : 0;
-  if (fp8_ ? layers != current_layers : (layers != 0 && target.precision != precision_mode::float8)) {
+  if (target.precision == precision_mode::float8 ? (fp8_ && layers != current_layers) : layers != 0) {
     fail("holds " + std::to_string(layers) + " fp8 layers, this session has " + std::to_string(current_layers));
   }
   std::optional<ops::fp8_training> fp8;

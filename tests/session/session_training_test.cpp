@@ -624,18 +624,24 @@ void use_plain_sgd(precision_session& amp) {  // no optimizer state: a fresh one
 
 TEST_CASE("switch_recipe: the run continues as one started in the new recipe from the carried state",
           "[session][schedule]") {
-  const std::pair<const char*, const char*> transitions[] = {
-      {"recipe=fp32", "recipe=O2"},
-      {"recipe=fp32", "recipe=bf16, cast_model=true"},
-      {"recipe=O2", "recipe=bf16, cast_model=true"},
-      {"recipe=O2", "recipe=fp32"},
-      {"recipe=bf16, cast_model=true, kahan_summation=true", "recipe=fp32"},
-      {"recipe=bf16, cast_model=true, kahan_summation=true", "recipe=O3, static_scale=1024"},
-      {"recipe=O3, static_scale=1024", "recipe=bf16, cast_model=true, master_weights=true"},
-      {"recipe=fp16", "recipe=bf16"},
-      {"recipe=bf16", "recipe=fp16"},
-      {"recipe=O1", "recipe=fp8"},
-  };
+  // Every ordered pair of these: fp32, fp16, bf16 and fp8 mixed precision, Apex O2 (fp16 model,
+  // fp32 masters) and O3, pure bf16 rounded to nearest and Kahan-summed, and fp16 with two
+  // micro-batches per step.
+  const char* const recipes[] = {"recipe=fp32",
+                                 "recipe=fp16",
+                                 "recipe=bf16",
+                                 "recipe=fp8",
+                                 "recipe=O2",
+                                 "recipe=O3, static_scale=1024",
+                                 "recipe=bf16, cast_model=true",
+                                 "recipe=bf16, cast_model=true, kahan_summation=true",
+                                 "recipe=fp16, accumulation_steps=2"};
+  std::vector<std::pair<const char*, const char*>> transitions;
+  for (const char* a : recipes) {
+    for (const char* b : recipes) {
+      if (a != b) transitions.emplace_back(a, b);
+    }
+  }
   for (const auto& [from, to] : transitions) {
     INFO(from << " -> " << to);
     classifier m(7);

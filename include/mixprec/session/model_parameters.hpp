@@ -387,12 +387,17 @@ class model_parameters {
   // and bfloat16) where `as` keeps one.
   static void store(entry& e, const float* values, const parameter_storage& as) {
     const matrix& v = e.value->value();
+    const std::size_t n = v.size();
     e.stored = as.stored_dtype(e.role);
-    e.master = as.has_master(e.stored) ? std::vector<float>(values, values + v.size()) : std::vector<float>{};
-    e.compensation = std::vector<std::uint16_t>(as.has_compensation(e.stored) ? v.size() : 0, 0);
-    matrix stored(dtype::float32, v.rows(), v.cols());
-    std::copy(values, values + v.size(), stored.data<float>());
-    e.value->assign(e.stored == dtype::float32 ? std::move(stored) : stored.to(e.stored));
+    e.master = as.has_master(e.stored) ? std::vector<float>(values, values + n) : std::vector<float>{};
+    e.compensation = std::vector<std::uint16_t>(as.has_compensation(e.stored) ? n : 0, 0);
+    if (e.stored != dtype::float32) {
+      e.value->assign(convert(matrix_view(values, v.rows(), v.cols()), e.stored));
+    } else if (v.type() != dtype::float32 || v.data<float>() != values) {  // add() passes the parameter's own
+      matrix copy(dtype::float32, v.rows(), v.cols());
+      std::copy(values, values + n, copy.data<float>());
+      e.value->assign(std::move(copy));
+    }
   }
 
   // e's float32 value: its master, else its stored value widened plus its compensation.

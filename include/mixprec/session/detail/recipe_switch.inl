@@ -29,17 +29,12 @@ inline void precision_session::switch_recipe(const recipe& next, const std::stri
       scaler);
   const std::int64_t old_overflows =
       std::visit([](const auto& s) { return s.get_amp_stats().counters.overflow_count; }, scaler_);
+  // fp8: the histories stay when next is fp8 with the same options, else next's fresh ones for
+  // the layers declared (none outside fp8).
+  const bool fp8_next = next.precision == precision_mode::float8 && fp8_layers_ > 0;
+  const bool keep_fp8 = fp8_next && fp8_ && detail::same_fp8_options(fp8_->forward().recipe(), next.fp8_policy());
   std::optional<ops::fp8_training> fp8;
-  if (next.precision == precision_mode::float8 && fp8_layers_ > 0) {
-    const delayed_scaling policy = next.fp8_policy();
-    const delayed_scaling* kept = fp8_ ? &fp8_->forward().recipe() : nullptr;
-    if (kept && kept->margin == policy.margin && kept->format == policy.format &&
-        kept->amax_history_len == policy.amax_history_len && kept->amax_compute_algo == policy.amax_compute_algo) {
-      fp8 = fp8_;
-    } else {
-      fp8.emplace(policy, fp8_layers_);
-    }
-  }
+  if (fp8_next && !keep_fp8) fp8.emplace(next.fp8_policy(), fp8_layers_);
   std::optional<master_weights> masters = masters_of(next);
   recipe_switch record{total_.steps, epochs_, recipe_.name, next.name, reason};
 
@@ -47,7 +42,7 @@ inline void precision_session::switch_recipe(const recipe& next, const std::stri
   views_.clear();  // the gradient buffers stay, but a train_step rebuilds its views after a switch
   if (!carried) retired_overflows_ += old_overflows;
   scaler_ = std::move(scaler);
-  fp8_ = std::move(fp8);
+  if (!keep_fp8) fp8_ = std::move(fp8);
   masters_ = std::move(masters);
   recipe_ = next;
   consecutive_skips_ = 0;

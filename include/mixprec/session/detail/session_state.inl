@@ -3,7 +3,7 @@
 // payload, CRC-32); the payload, version 5:
 //
 //   str    the active recipe's settings_text (u16 length)
-//   str    the schedule's schedule_text (u32 length), then u32 next change, u8 fallback used,
+//   blob   the schedule's schedule_text, then u32 next change, u8 fallback used,
 //          i64 epochs ended, i64 skipped steps in a row, i64 overflows of replaced scalers,
 //          u32 fp8 layers declared, u32 switches, each: i64 steps, i64 epochs, str from, str to,
 //          str reason
@@ -31,7 +31,6 @@ namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
 constexpr std::uint32_t session_state_version = 5;
-constexpr std::size_t schedule_text_limit = std::size_t{1} << 20;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
@@ -88,6 +87,13 @@ bool same_configuration(const loss_scaler<Policy>& loaded, const loss_scaler<Pol
          oa.history_capacity == ob.history_capacity && oa.unscale.gradient_rounding == ob.unscale.gradient_rounding;
 }
 
+// Whether two fp8 delayed-scaling policies have the same options (a loaded or carried fp8 state
+// must run the recipe's).
+inline bool same_fp8_options(const delayed_scaling& a, const delayed_scaling& b) noexcept {
+  return a.margin == b.margin && a.format == b.format && a.amax_history_len == b.amax_history_len &&
+         a.amax_compute_algo == b.amax_compute_algo;
+}
+
 // The first key whose value differs, for the mismatch message.
 inline std::string first_difference(const std::string& saved, const std::string& current) {
   std::size_t i = 0;
@@ -105,8 +111,7 @@ inline std::vector<std::uint8_t> precision_session::save_state() const {
   detail::begin_state_frame(w, detail::session_magic, detail::session_state_version);
   w.str(settings_text(recipe_));
   const std::string schedule = schedule_text(schedule_);
-  w.u32(static_cast<std::uint32_t>(schedule.size()));
-  w.bytes.insert(w.bytes.end(), schedule.begin(), schedule.end());
+  detail::write_blob(w, std::vector<std::uint8_t>(schedule.begin(), schedule.end()));
   w.u32(static_cast<std::uint32_t>(next_change_));
   w.u8(fallback_used_ ? 1 : 0);
   w.i64(epochs_);
@@ -169,14 +174,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
     fail("it was saved under another recipe of the schedule, and masters() holds " + std::to_string(masters_->size()) +
          " arrays that a switch would drop");
   }
-  const std::uint32_t schedule_size = in.u32("schedule text");
-  if (schedule_size > detail::schedule_text_limit || schedule_size > in.remaining()) {
-    fail("schedule text of " + std::to_string(schedule_size) + " bytes, " + std::to_string(in.remaining()) +
-         " are left");
-  }
-  std::string schedule(schedule_size, '\0');
-  for (char& c : schedule) c = static_cast<char>(in.u8("schedule text"));
-  if (schedule != schedule_text(schedule_)) {
+  const std::vector<std::uint8_t> schedule = detail::read_blob(in, "schedule text");
+  if (std::string(schedule.begin(), schedule.end()) != schedule_text(schedule_)) {
     fail(schedule_.empty() ? "it was saved with a recipe schedule, this session has none (set_schedule before load)"
                            : "it was saved with another recipe schedule than this session's");
   }
@@ -245,9 +244,7 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
     fp8->backward().load_state(detail::read_blob(in, "fp8 backward state"));
     const delayed_scaling expected = target.fp8_policy();
     for (const delayed_scaler* s : {&fp8->forward(), &fp8->backward()}) {
-      const delayed_scaling& got = s->recipe();
-      if (got.margin != expected.margin || got.format != expected.format ||
-          got.amax_history_len != expected.amax_history_len || got.amax_compute_algo != expected.amax_compute_algo) {
+      if (!detail::same_fp8_options(s->recipe(), expected)) {
         fail("its fp8 state holds delayed-scaling options that differ from the recipe's");
       }
     }

@@ -12,6 +12,8 @@
 //   train_digits --schedule 5:bf16,12:fp16 --fallback 3:bf16
 //                                                        fp32, bf16 after 5 epochs, fp16 after 12;
 //                                                        bf16 after 3 skipped steps in a row
+//   train_digits --precision fp8 --override first:bf16,last:bf16
+//                                                        fp8 with the first and last layers in bf16
 //
 // By default the loss is multiplied by 2^-18 and the learning rate by 2^18 (--gradient-shift):
 // the float32 run is the same, bit for bit, as on the plain loss, while every gradient is 2^18
@@ -298,6 +300,12 @@ int run(int argc, char** argv) {
                 schedule_spec);
   options.value("--fallback", "N:P[/S]", "after N skipped steps in a row, switch to precision P with scaling S (once)",
                 fallback_spec);
+  std::string overrides;
+  options.value("--override", "RULES",
+                "per-layer precision: SELECTOR:PRECISION rules, the selector first, last, N, N-M (layers 0, 1, ... "
+                "are fc1, fc2, ...) or a name pattern, the precision fp32, fp16, bf16 or fp8 (for example "
+                "first:bf16,last:bf16)",
+                overrides);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
   options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
@@ -344,6 +352,21 @@ int run(int argc, char** argv) {
       o.fallback = parse_recipe_spec(fallback_spec.substr(colon + 1));
     }
   }
+  if (!overrides.empty()) {
+    if (compare || benchmark_mode) {
+      throw usage_error("--override changes one run's recipe; it does not go with --compare or --benchmark");
+    }
+    if (precision_name == "mxfp8") {
+      throw usage_error("--override does not go with --precision mxfp8 (its MX layers are not a session precision)");
+    }
+    // Checked against the model's layers now, before any output (the session checks them again).
+    std::vector<std::string> names;
+    for (std::size_t l = 1; l <= o.sizes.linear_layers(); ++l) {
+      for (const char* part : {".weight", ".bias"}) names.push_back("fc" + std::to_string(l) + part);
+    }
+    mixprec::resolve_overrides(mixprec::parse_overrides(overrides), names, mixprec::precision_mode::float32);
+    o.overrides = overrides;
+  }
   const digits_split data = split_digits(load_digits(data_path));
   if (benchmark_mode) {
     if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
@@ -374,6 +397,7 @@ int run(int argc, char** argv) {
   if (o.fallback_after_skips > 0) {
     std::printf("After %d skipped steps in a row: %s\n", o.fallback_after_skips, o.fallback.name().c_str());
   }
+  if (!o.overrides.empty()) std::printf("Layer overrides: %s\n", o.overrides.c_str());
   if (!o.cast_model.empty()) {
     std::printf("Parameters kept in %s without fp32 masters, each update %s\n", precision_name.c_str(),
                 o.cast_model == "kahan" ? "Kahan-summed" : (o.cast_model + " rounded").c_str());

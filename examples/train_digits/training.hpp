@@ -92,6 +92,10 @@ struct training_options {
   std::vector<scheduled> schedule;
   int fallback_after_skips = 0;
   recipe fallback;
+  // Per-layer precision overrides of every session recipe (the recipe key override's text, for
+  // example "first:bf16,last:bf16"; empty: none).  Layers are fc1, fc2, ... (the parameters'
+  // names fc1.weight, fc1.bias, ...).
+  std::string overrides;
 };
 
 // The CRC-32 of every parameter's bytes, in order: two runs that end with this value hold the
@@ -153,6 +157,7 @@ inline mixprec::recipe session_recipe(const recipe& r, const training_options& o
                       : r.p == precision::fp8  ? mixprec::recipes::fp8()
                                                : mixprec::recipes::fp32();
   s.name = r.name();
+  if (!o.overrides.empty()) s.overrides = mixprec::parse_overrides(o.overrides);
   if (!o.cast_model.empty()) {
     if (r.p != precision::fp16 && r.p != precision::bf16) {
       throw mixprec::invalid_argument("--cast-model keeps the parameters in fp16 or bf16; the precision is " +
@@ -266,10 +271,12 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
   sgd.momentum = o.momentum;
   amp.use_optimizer(mixprec::optim::sgd(sgd));
   if (r.p == precision::fp8) amp.use_fp8_layers(model.layers());
-  if (!o.schedule.empty() || o.fallback_after_skips > 0) {
-    amp.set_schedule(session_schedule(o));
+  if (!o.schedule.empty() || o.fallback_after_skips > 0 || !o.overrides.empty()) {
+    if (!o.schedule.empty() || o.fallback_after_skips > 0) amp.set_schedule(session_schedule(o));
     amp.set_log_sink([](const std::string& line) {
-      if (line.rfind("[AMP Switch]", 0) == 0) std::printf("  %s\n", line.c_str());
+      if (line.rfind("[AMP Switch]", 0) == 0 || line.rfind("[AMP Override]", 0) == 0) {
+        std::printf("  %s\n", line.c_str());
+      }
     });
   }
   if (!o.resume.empty()) {  // the model and session built as above, then the checkpoint: a fresh process

@@ -390,6 +390,28 @@ def check_train_digits(binary, scratch):
     check(code == 0 and "Before step 4 (fallback: 3 skipped steps in a row under fp16/static): "
           "fp16/static -> bf16/none" in out and "skipped 3 " in out,
           f"the fallback switches after 3 skipped steps and skips no more (got {out!r:.600} {err})")
+    # Per-layer overrides: fp8 with the first and last layers in bf16.  The session logs the
+    # rule of each overridden parameter, the run trains, and a resumed run ends bit for bit.
+    overridden = ["--precision", "fp8", "--override", "first:bf16,last:bf16", "--epochs", "2"]
+    code, out, err = run(binary, *overridden)
+    check(code == 0 and "[AMP Override] fc1.weight (layer 0 'fc1'): bf16, rule 1 'first:bf16'" in out
+          and "[AMP Override] fc3.bias (layer 2 'fc3'): bf16, rule 2 'last:bf16'" in out
+          and "fc2.weight (layer" not in out,
+          f"the overrides are logged for fc1 and fc3 only (got {out!r:.800} {err})")
+    whole_crc = re.search(r"parameters crc32 ([0-9a-f]{8})", out)
+    path = os.path.join(scratch, "override.amp")
+    saved = run(binary, *overridden, "--checkpoint", path, "--save-after", "30")
+    resumed = run(binary, *overridden, "--resume", path)
+    crc = re.search(r"parameters crc32 ([0-9a-f]{8})", resumed[1])
+    check(saved[0] == 0 and resumed[0] == 0 and whole_crc and crc and crc.group(1) == whole_crc.group(1),
+          f"an overridden run resumed after step 30 ends with the whole run's parameters ({resumed[2]})")
+    refused = run(binary, "--precision", "fp8", "--epochs", "2", "--resume", path)
+    check(refused[0] == 1 and "another recipe" in refused[2], "a run without the overrides refuses their checkpoint")
+    check_refusal(binary, ["--override", "fc9:fp32"], 1, "rule 1 'fc9:fp32' matches no parameter",
+                  "0 'fc1', 1 'fc2', 2 'fc3'")
+    check_refusal(binary, ["--override", "fc1:fp64"], 1, "precision is 'fp64'")
+    check_refusal(binary, ["--override", "fc1:fp32", "--compare"], 2, "does not go with --compare")
+
     code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")
     epoch_lines = [line for line in out.splitlines() if line.startswith("  epoch ")]
     check(code == 0 and len(epoch_lines) == 2, f"a single run prints one line per epoch (got {out!r:.300})")

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
+#include <optional>
 #include <vector>
 
 #include "ops_reference.hpp"
@@ -91,4 +93,35 @@ TEST_CASE("fp8_linear checks its layer index and shapes", "[ops][fp8]") {
   CHECK_THROWS_AS(ops::fp8_linear(x, matrix(dtype::float32, 4, 2), bias, fp8, 0), invalid_argument);
   CHECK_THROWS_AS(ops::fp8_linear(x, w, matrix(dtype::float32, 1, 3), fp8, 0), invalid_argument);
   CHECK_THROWS_AS(ops::fp8_linear_backward(matrix(dtype::float32, 2, 3), x, w, bias, fp8, 0), invalid_argument);
+}
+
+TEST_CASE("a weight with a precision override takes its layer out of fp8", "[ops][fp8]") {
+  // Megatron-LM's first and last layers in bf16: fp8_linear on an overridden weight is
+  // ops::linear in the override's dtype, and the layer's fp8 tensors see nothing.
+  ops::fp8_training fp8(delayed_scaling{}, 2);
+  const matrix x = random_matrix(dtype::float32, 6, 40, 211, 2.0f), dy = random_matrix(dtype::float32, 6, 9, 214);
+  parameter w(random_matrix(dtype::float32, 9, 40, 212, 0.1f), "fc1.weight"),
+      bias(random_matrix(dtype::float32, 1, 9, 213), "fc1.bias");
+  w.set_precision_override(dtype::bfloat16);
+  const matrix y = ops::fp8_linear(x, w, bias, fp8, 1);
+  const ops::linear_grads g = ops::fp8_linear_backward(dy, x, w, bias, fp8, 1);
+  matrix y_bf16;
+  ops::linear_grads g_bf16;
+  {
+    autocast_scope<bfloat16> bf16;
+    const parameter copy_w(w.value()), plain_bias(bias.value());  // no override: the scope decides
+    y_bf16 = ops::linear(x, copy_w, plain_bias);
+    g_bf16 = ops::linear_backward(dy, x, copy_w, plain_bias);
+  }
+  REQUIRE(y.type() == dtype::bfloat16);
+  CHECK(std::memcmp(y.raw_data(), y_bf16.raw_data(), y.bytes()) == 0);
+  CHECK(std::memcmp(g.input.raw_data(), g_bf16.input.raw_data(), g.input.bytes()) == 0);
+  CHECK(std::memcmp(g.weight.raw_data(), g_bf16.weight.raw_data(), g.weight.bytes()) == 0);
+  CHECK(g.weight.type() == dtype::float32);  // the gradient of a float32 weight, bf16 products widened
+  for (std::size_t t = 0; t < 4; ++t) CHECK(fp8.forward().amax_history(t)[0] == 0.0f);
+  CHECK(fp8.backward().amax_history(1)[0] == 0.0f);
+  // Without the override the same call is fp8.
+  w.set_precision_override(std::nullopt);
+  CHECK(ops::fp8_linear(x, w, bias, fp8, 1).type() == dtype::float32);
+  CHECK(fp8.forward().amax_history(2)[0] > 0.0f);
 }

@@ -98,6 +98,66 @@ TEST_CASE("key=value text, flags, argv and JSON give the same recipe, and to_str
   CHECK(parse_recipe("{\"recipe\": \"bf16\", \"max_scale\": \"inf\"}").max_scale == INFINITY);
 }
 
+TEST_CASE("override rules read the same from text, flags, argv and JSON, and write back", "[recipe][overrides]") {
+  const recipe from_pairs = parse_recipe("recipe=fp8, override=first:bf16, last:bf16,fc*.weight:fp8, seed=3");
+  REQUIRE(from_pairs.overrides.rules.size() == 3);
+  CHECK(from_pairs.overrides.rules[0].selector == "first");
+  CHECK(from_pairs.overrides.rules[0].precision == precision_mode::bfloat16);
+  CHECK(from_pairs.overrides.rules[2].selector == "fc*.weight");
+  CHECK(from_pairs.overrides.rules[2].precision == precision_mode::float8);
+  CHECK(from_pairs.seed == 3);  // the next key after the rules
+  const char* argv[] = {"train", "--recipe", "fp8", "--override", "first:bf16,last:bf16,fc*.weight:fp8", "--seed", "3"};
+  for (const recipe& r :
+       {parse_recipe("--recipe fp8 --override=first:bf16,last:bf16,fc*.weight:fp8 --seed 3"),
+        parse_recipe("{\"recipe\": \"fp8\", \"override\": \"first:bf16,last:bf16,fc*.weight:fp8\", \"seed\": 3}"),
+        parse_recipe(
+            "{\"recipe\": \"fp8\", \"override\": [\"first:bf16\", \"last:bf16\", \"fc*.weight:fp8\"], \"seed\": 3}"),
+        parse_recipe_args(7, argv)}) {
+    CHECK(to_string(r) == to_string(from_pairs));
+  }
+  CHECK(settings_text(from_pairs).find("override=first:bf16,last:bf16,fc*.weight:fp8") != std::string::npos);
+  CHECK(to_string(parse_recipe(to_string(from_pairs))) == to_string(from_pairs));
+  CHECK(settings_text(recipes::bf16()).find("override=none") != std::string::npos);
+  CHECK(parse_recipe("recipe=bf16, override=none").overrides.empty());
+  CHECK(parse_recipe("{\"recipe\": \"bf16\", \"override\": []}").overrides.empty());
+  CHECK(parse_recipe("recipe=bf16, override=0-3:fp32").overrides.rules[0].selector == "0-3");
+  CHECK_FALSE(same_settings(parse_recipe("recipe=bf16, override=fc1:fp32"), recipes::bf16()));
+}
+
+TEST_CASE("bad override rules are recipe_errors that name the rule", "[recipe][overrides]") {
+  const std::pair<std::string, std::string> cases[] = {
+      {"recipe=bf16, override=fc1", "override rule 1 is 'fc1'; allowed: SELECTOR:PRECISION"},
+      {"recipe=bf16, override=fc1:fp32,:bf16", "override rule 2 is ':bf16'"},
+      {"recipe=bf16, override=fc1:fp64", "override rule 1 precision is 'fp64'; allowed: fp32, fp16, bf16, fp8"},
+      {"recipe=bf16, override=3-1:fp32", "override range '3-1' runs backwards; allowed: N-M with N <= M"},
+      {"recipe=bf16, override=1234567890:fp32", "override layer index '1234567890' is above 999999999"},
+      {"recipe=bf16, override=f=c:fp32", "override rule 1 selector 'f=c' holds '='"},
+      {"--recipe bf16 --override fc(1):fp32", "override rule 1 selector 'fc(1)' holds '('"},
+      {"recipe=bf16, override=fc1:fp8",
+       "override rule 1 'fc1:fp8' in a precision=bf16 recipe: fp8 layers need the fp8 recipe's delayed scaling"},
+      {"recipe=bf16, override=fc1:fp16", "override rule 1 'fc1:fp16' with scaling=none while safe=true"},
+      {"{\"recipe\": \"bf16\", \"override\": 3}",
+       "override (line 1, column 32) is a number; allowed: a string or an array"},
+      {"{\"recipe\": \"bf16\", \"override\": [\"a:fp32,b:fp32\"]}",
+       "holds a string with a comma; allowed: one \"SELECTOR:PRECISION\" string per item"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.first);
+    std::string message;
+    try {
+      parse_recipe(c.first);
+    } catch (const recipe_error& e) {
+      message = e.what();
+    }
+    INFO(message);
+    CHECK(message.find(c.second) != std::string::npos);
+  }
+  CHECK_NOTHROW(parse_recipe("recipe=bf16, scaling=dynamic, override=fc1:fp16"));
+  recipe r = recipes::bf16();
+  r.overrides.rules.push_back({"", precision_mode::float32});
+  CHECK_THROWS_WITH(validate(r), Catch::Contains("override rule 1 has an empty selector"));
+}
+
 TEST_CASE("every option of the underlying policies is a key", "[recipe]") {
   const recipe h = parse_recipe(
       "recipe=fp16, scaling=hysteresis, init_scale=1024, growth_factor=4, backoff_factor=0.25, growth_interval=10, "

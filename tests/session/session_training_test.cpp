@@ -11,6 +11,9 @@
 //   and with Kahan summation included;
 // - Kahan summation follows optimi's rule, bit for bit, and keeps the updates that nearest
 //   rounding drops;
+// - per-layer overrides: the rule table decides each parameter's precision and storage, a layer
+//   overridden to fp32 trains bit for bit as in the fp32 recipe, and overrides survive a
+//   checkpoint and a recipe switch;
 // - every misuse gets an error that names it.
 #include <mixprec/ops/ops.hpp>
 #include <mixprec/optim/optim.hpp>
@@ -130,7 +133,10 @@ const char* const recipe_texts[] = {"recipe=fp32",
                                     "recipe=O3, static_scale=1024, kahan_summation=true",
                                     "recipe=bf16, master_weights=true, cast_model=true, stochastic_rounding=true, "
                                     "max_grad_norm=0.5",
-                                    "recipe=fp16, accumulation_steps=2, max_grad_norm=1"};
+                                    "recipe=fp16, accumulation_steps=2, max_grad_norm=1",
+                                    "recipe=bf16, override=first:fp32",
+                                    "recipe=O2, override=fc:fp32",
+                                    "recipe=O3, static_scale=1024, override=fc.bias:bf16,last:fp32"};
 
 }  // namespace
 
@@ -874,4 +880,164 @@ TEST_CASE("schedule and switch misuse gets an error that names it", "[session][s
   CHECK(amp.get_recipe().name == "O2");
   CHECK(stored_bytes(m)[0] == before);
   CHECK_THROWS_AS(amp.switch_recipe(parse_recipe("recipe=fp16, safe=true, scaling=none")), recipe_error);
+}
+
+TEST_CASE("override rules: each parameter's layer and precision follow the rule table", "[session][overrides]") {
+  struct expectation {
+    const char* recipe;
+    precision_mode weight, bias, gain;  // as layer_precisions() says
+    std::optional<dtype> weight_override, bias_override, gain_override;
+  };
+  const std::optional<dtype> none, f32 = dtype::float32, f16 = dtype::float16, b16 = dtype::bfloat16;
+  const auto bf = precision_mode::bfloat16, fp32 = precision_mode::float32, fp16 = precision_mode::float16;
+  for (const expectation& e :
+       {expectation{"recipe=bf16", bf, bf, bf, none, none, none},
+        expectation{"recipe=bf16, override=fc:fp32", fp32, fp32, bf, f32, f32, none},
+        expectation{"recipe=bf16, override=last:fp32", bf, bf, fp32, none, none, f32},
+        expectation{"recipe=bf16, override=first:fp32", fp32, fp32, bf, f32, f32, none},
+        expectation{"recipe=bf16, override=0-1:fp32", fp32, fp32, fp32, f32, f32, f32},
+        expectation{"recipe=bf16, override=1:bf16", bf, bf, bf, none, none, b16},
+        expectation{"recipe=bf16, scaling=dynamic, override=fc.bias:fp16,f*:fp32", fp32, fp16, bf, f32, f16, none},
+        expectation{"recipe=bf16, override=n?rm:fp32, *:bf16", bf, bf, fp32, b16, b16, f32},
+        expectation{"recipe=fp8, override=first:fp8,*:bf16", precision_mode::float8, precision_mode::float8, bf, none,
+                    none, b16}}) {
+    INFO(e.recipe);
+    precision_session amp{parse_recipe(e.recipe)};
+    classifier m(1);
+    m.register_with(amp);
+    amp.apply_overrides();
+    const std::vector<layer_precision>& table = amp.layer_precisions();
+    REQUIRE(table.size() == 3);
+    CHECK(table[0].layer_name == "fc");
+    CHECK(table[1].layer == 0);
+    CHECK(table[2].layer == 1);
+    CHECK(table[2].layer_name == "norm");
+    CHECK(table[0].precision == e.weight);
+    CHECK(table[1].precision == e.bias);
+    CHECK(table[2].precision == e.gain);
+    CHECK(m.weight.precision_override() == e.weight_override);
+    CHECK(m.bias.precision_override() == e.bias_override);
+    CHECK(m.gain.precision_override() == e.gain_override);
+  }
+}
+
+TEST_CASE("a layer overridden to fp32 trains as in the fp32 recipe, bit for bit", "[session][overrides]") {
+  // Every layer of the classifier overridden to fp32 in a bf16 recipe: each operation computes in
+  // float32, so the run is the fp32 recipe's bit for bit; without the rules it differs.
+  for (const optimizer_kind k : {optimizer_kind::sgd, optimizer_kind::adamw}) {
+    precision_session fp32{parse_recipe("fp32")}, all{parse_recipe("recipe=bf16, override=0-1:fp32")},
+        bf16{parse_recipe("bf16")};
+    classifier a(21), b(21), c(21);
+    a.register_with(fp32);
+    b.register_with(all);
+    c.register_with(bf16);
+    use(fp32, k);
+    use(all, k);
+    use(bf16, k);
+    const run_end want = run_steps(fp32, a, k, 0, 6);
+    const run_end got = run_steps(all, b, k, 0, 6);
+    const run_end plain = run_steps(bf16, c, k, 0, 6);
+    CHECK(got.weight == want.weight);
+    CHECK(got.bias == want.bias);
+    CHECK(got.gain == want.gain);
+    CHECK(got.optimizer == want.optimizer);
+    CHECK(plain.weight != want.weight);
+  }
+  // One layer: the fp32-overridden linear's gradients are the fp32 ones, computed by hand with the
+  // linear outside autocast and the rest in bf16; the bf16 recipe's differ.
+  precision_session amp{parse_recipe("recipe=bf16, override=fc:fp32")};
+  classifier m(5);
+  m.register_with(amp);
+  amp.use_optimizer(optim::sgd());
+  const matrix x = batch_inputs(0);
+  const std::vector<int> y = batch_labels(0);
+  matrix by_hand, in_bf16;
+  for (const bool fc_in_fp32 : {true, false}) {
+    classifier plain(5);  // no overrides: the scopes below decide
+    dynamic_autocast_scope bf16(dtype::bfloat16);
+    matrix z;
+    if (fc_in_fp32) {
+      autocast_disabled off;
+      z = ops::linear(x, plain.weight, plain.bias);
+    } else {
+      z = ops::linear(x, plain.weight, plain.bias);
+    }
+    const matrix logits = ops::layer_norm(z, plain.gain);
+    const ops::layer_norm_grads gn =
+        ops::layer_norm_backward(ops::cross_entropy_backward(logits, y, 1.0f), z, plain.gain);
+    if (fc_in_fp32) {
+      autocast_disabled off;
+      by_hand = ops::linear_backward(gn.input, x, plain.weight, plain.bias).weight;
+    } else {
+      in_bf16 = ops::linear_backward(gn.input, x, plain.weight, plain.bias).weight;
+    }
+  }
+  REQUIRE_FALSE(step_once(amp, m, 0).skipped);
+  const float* g = amp.gradient(m.weight);
+  std::size_t differs_from_bf16 = 0;
+  for (std::size_t k = 0; k < by_hand.size(); ++k) {
+    CHECK(g[k] == by_hand.data<float>()[k]);
+    differs_from_bf16 += g[k] != in_bf16.data<float>()[k] ? std::size_t{1} : std::size_t{0};
+  }
+  CHECK(differs_from_bf16 > 0);
+}
+
+TEST_CASE("overrides of a cast model: an fp32 layer stays float32, without a master", "[session][overrides]") {
+  precision_session amp{parse_recipe("recipe=O2, init_scale=256, override=fc.weight:fp32,norm:bf16")};
+  classifier m(2);
+  const matrix initial = m.weight.value();
+  m.register_with(amp);
+  CHECK(m.weight.value().type() == dtype::float16);  // the rules apply when training starts
+  amp.apply_overrides();
+  CHECK(m.weight.value().type() == dtype::float32);
+  CHECK(bytes_of(m.weight.value()) == bytes_of(initial));  // from the float32 master: the initial values
+  CHECK(amp.parameters().master(0) == nullptr);
+  CHECK(m.bias.value().type() == dtype::float16);
+  CHECK(amp.parameters().master(1) != nullptr);
+  CHECK(m.gain.value().type() == dtype::bfloat16);
+  CHECK(amp.parameters().master(2) != nullptr);
+  amp.use_optimizer(optim::sgd());
+  CHECK_FALSE(step_once(amp, m, 0).skipped);
+  CHECK(m.weight.value().type() == dtype::float32);
+  // A switch to a recipe without the rules re-stores and clears them.
+  amp.switch_recipe(parse_recipe("recipe=O2, init_scale=256"));
+  CHECK(m.weight.value().type() == dtype::float16);
+  CHECK(m.gain.value().type() == dtype::float32);  // O2 keeps normalization in fp32
+  CHECK_FALSE(m.weight.precision_override().has_value());
+  CHECK_FALSE(m.gain.precision_override().has_value());
+  CHECK(amp.parameters().master(0) != nullptr);
+}
+
+TEST_CASE("overrides: the session sets and clears only what its rules set", "[session][overrides]") {
+  precision_session amp{parse_recipe("recipe=bf16, override=fc:fp32")};
+  classifier m(2);
+  m.gain.set_precision_override(dtype::float32);  // the caller's own
+  m.register_with(amp);
+  amp.apply_overrides();
+  CHECK(m.gain.precision_override() == std::optional<dtype>(dtype::float32));
+  amp.switch_recipe(parse_recipe("bf16"));
+  CHECK_FALSE(m.weight.precision_override().has_value());
+  CHECK(m.gain.precision_override() == std::optional<dtype>(dtype::float32));
+  CHECK_THROWS_WITH(m.gain.set_precision_override(dtype::float8_e4m3fn),
+                    Catch::Contains("precision override float8_e4m3fn is not float32, float16 or bfloat16"));
+}
+
+TEST_CASE("override misuse gets an error that names it", "[session][overrides][errors]") {
+  precision_session amp{parse_recipe("recipe=bf16, override=fc:fp32,fc9:fp32")};
+  classifier m(2);
+  m.register_with(amp);
+  amp.use_optimizer(optim::sgd());
+  const std::string message =
+      "recipe: override rule 2 'fc9:fp32' matches no parameter; the layers are 0 'fc', 1 'norm'";
+  CHECK_THROWS_AS(amp.apply_overrides(), recipe_error);
+  CHECK_THROWS_WITH(amp.apply_overrides(), message);
+  CHECK_THROWS_WITH(step_once(amp, m, 0), message);
+  CHECK(amp.statistics().total_steps == 0);
+  // A switch to a recipe whose rule matches nothing changes nothing.
+  precision_session ok{parse_recipe("bf16")};
+  classifier n(2);
+  n.register_with(ok);
+  CHECK_THROWS_WITH(ok.switch_recipe(parse_recipe("recipe=bf16, override=5:fp32")),
+                    Catch::Contains("rule 1 '5:fp32' matches no parameter"));
+  CHECK(ok.get_recipe().overrides.empty());
 }

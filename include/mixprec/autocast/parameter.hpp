@@ -12,14 +12,21 @@
 // the bug PyTorch's cache avoids with a weak reference).  A copy is a new parameter with a new
 // id; a move keeps the id and leaves the source empty with a fresh one.  alive() hands out a
 // token that expires when the parameter is destroyed, so caches drop copies of dead weights.
+//
+// Precision override: set_precision_override(d) makes every operation of mixprec::ops that
+// takes the parameter compute as inside an autocast scope of d (float32: matrix products in
+// float32), whatever scope is active (ops/operand.hpp, result_dtype); precision_session sets it
+// from a recipe's override rules (session/overrides.hpp).  A copy keeps it; a move takes it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "../errors.hpp"
 #include "../matrix.hpp"
 
 namespace mixprec {
@@ -28,12 +35,13 @@ class parameter {
  public:
   explicit parameter(matrix value, std::string name = {}) : value_(std::move(value)), name_(std::move(name)) {}
 
-  parameter(const parameter& other) : value_(other.value_), name_(other.name_) {}
+  parameter(const parameter& other) : value_(other.value_), name_(other.name_), override_(other.override_) {}
   parameter& operator=(const parameter& other) {
     if (this != &other) {
       begin_write();
       value_ = other.value_;
       name_ = other.name_;
+      override_ = other.override_;
       end_write();
     }
     return *this;
@@ -41,6 +49,7 @@ class parameter {
   parameter(parameter&& other) noexcept
       : value_(std::move(other.value_)),
         name_(std::move(other.name_)),
+        override_(std::exchange(other.override_, std::nullopt)),
         id_(std::exchange(other.id_, next_id())),
         version_(other.version_.load()),
         token_(std::exchange(other.token_, std::make_shared<char>())) {}
@@ -49,6 +58,7 @@ class parameter {
       begin_write();
       value_ = std::move(other.value_);
       name_ = std::move(other.name_);
+      override_ = std::exchange(other.override_, std::nullopt);
       end_write();
       other.id_ = next_id();
       other.token_ = std::make_shared<char>();
@@ -66,6 +76,17 @@ class parameter {
   // True while a writer is open: caches neither use nor make copies then.
   bool being_written() const noexcept { return writers_.load(std::memory_order_acquire) != 0; }
   std::weak_ptr<const char> alive() const noexcept { return token_; }
+
+  // The dtype the operations taking this parameter compute in (float32, float16 or bfloat16),
+  // or nothing: the autocast state decides (header comment).
+  const std::optional<dtype>& precision_override() const noexcept { return override_; }
+  void set_precision_override(std::optional<dtype> d) {
+    if (d && *d != dtype::float32 && *d != dtype::float16 && *d != dtype::bfloat16) {
+      throw invalid_argument("parameter '" + name_ + "': precision override " + to_string(*d) +
+                             " is not float32, float16 or bfloat16 (the dtypes an autocast scope computes in)");
+    }
+    override_ = d;
+  }
 
   // Runs f(matrix&) on the value; the version moves before and after.
   template <class F>
@@ -113,6 +134,7 @@ class parameter {
 
   matrix value_;
   std::string name_;
+  std::optional<dtype> override_;
   std::uint64_t id_ = next_id();
   std::atomic<std::uint64_t> version_{0};
   std::atomic<int> writers_{0};

@@ -97,21 +97,30 @@ inline autocast_cache_stats autocast_cache_statistics() noexcept {
 //   lower_precision         the scope's dtype
 //   fp32                    float32
 //   promote, fallthrough    the widest input
+// autocast_result_dtype_as(op, ..., d) is the same rule as inside an enabled scope of d (with
+// the current policy): what an operation on a parameter with a precision override d computes
+// in (parameter.hpp).
 template <class Iterator>
-dtype autocast_result_dtype(const std::string& op, Iterator first, Iterator last) {
+dtype autocast_result_dtype_as(const std::string& op, Iterator first, Iterator last, dtype lower_precision) {
   dtype widest = first == last ? dtype::float32 : *first;
   for (; first != last; ++first) widest = promote_types(widest, *first);
-  const autocast_state& state = detail::autocast_tls().state;
-  if (!state.enabled) return widest;
   switch (current_autocast_policy()->category(op)) {
     case op_category::lower_precision:
-      return state.lower_precision;
+      return lower_precision;
     case op_category::fp32:
       return dtype::float32;
     case op_category::promote:
     case op_category::fallthrough:
       return widest;
   }
+  return widest;
+}
+template <class Iterator>
+dtype autocast_result_dtype(const std::string& op, Iterator first, Iterator last) {
+  const autocast_state& state = detail::autocast_tls().state;
+  if (state.enabled) return autocast_result_dtype_as(op, first, last, state.lower_precision);
+  dtype widest = first == last ? dtype::float32 : *first;
+  for (; first != last; ++first) widest = promote_types(widest, *first);
   return widest;
 }
 inline dtype autocast_result_dtype(const std::string& op, std::initializer_list<dtype> inputs) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace mixprec::detail {
 
@@ -19,6 +20,13 @@ inline std::string number_text(double x) {
 }
 
 inline std::string number_text(std::int64_t x) { return std::to_string(x); }
+
+// Text of the input quoted in a message: at most 64 bytes, control and non-ASCII bytes as '?'.
+inline std::string printable(std::string_view text) {
+  std::string out(text.substr(0, 64));
+  for (char& c : out) c = (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) ? '?' : c;
+  return text.size() > 64 ? out + "..." : out;
+}
 
 // A JSON number; JSON has no infinity or NaN, so those become the strings "inf", "-inf", "nan".
 // (Built by append: GCC 12 in C++20 reports a false -Wrestrict for "literal" + std::string&&.)

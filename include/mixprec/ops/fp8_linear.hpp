@@ -18,6 +18,11 @@
 // float sum (gemm_options, docs/gemm.md).  The inputs are re-quantised in the backward with the
 // scales the forward used (the same codes: update() runs only after the step), which is what TE
 // keeps from the forward.  Results and gradients are float32; the autocast scope plays no part.
+//
+// A weight with a precision override (parameter.hpp; a recipe's override rules, for example
+// Megatron-LM's first and last layers in bf16) takes the layer out of fp8: fp8_linear and its
+// backward are then ops::linear and ops::linear_backward in the override's dtype, and the
+// layer's fp8 tensors are left alone (no amax recorded, their scales unchanged by update()).
 #pragma once
 
 #include <cstddef>
@@ -64,6 +69,10 @@ class fp8_training {
 };
 
 namespace detail {
+
+inline bool has_precision_override(const operand& x) {
+  return x.source_parameter() != nullptr && x.source_parameter()->precision_override().has_value();
+}
 
 // An operand quantised by one tensor of a scaler: its codes (row-major, as the operand's shape,
 // in the scaler's element type, in a buffer borrowed from the thread's pool) and the inverse
@@ -120,6 +129,7 @@ inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b
 inline matrix fp8_linear(const operand& x, const operand& weight, const operand& bias, fp8_training& fp8,
                          std::size_t layer) {
   const std::size_t l = fp8.checked_layer(layer);
+  if (detail::has_precision_override(weight)) return linear(x, weight, bias);
   detail::check_product_shapes("fp8_linear", x.view(), weight.view().transposed());
   const std::size_t rows = x.rows(), cols = weight.rows();
   matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // the bias rows, or unread (beta = 0)
@@ -133,6 +143,7 @@ inline matrix fp8_linear(const operand& x, const operand& weight, const operand&
 inline linear_grads fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
                                         const operand& bias, fp8_training& fp8, std::size_t layer) {
   const std::size_t l = fp8.checked_layer(layer);
+  if (detail::has_precision_override(weight)) return linear_backward(grad_out, x, weight, bias);
   if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows()) {
     detail::throw_shape("fp8_linear_backward", "gradient is " + detail::shape_of(grad_out.view()) + ", the output is " +
                                                    std::to_string(x.rows()) + "×" + std::to_string(weight.rows()));

@@ -7,7 +7,8 @@
 //
 // How an operation computes (every one in this directory follows it):
 // 1. its result dtype r comes from autocast_result_dtype(name, input dtypes) (scope.hpp): the
-//    category decides, exactly as PyTorch's autocast does;
+//    category decides, exactly as PyTorch's autocast does; a parameter operand with a precision
+//    override (parameter.hpp) makes it decide as inside an autocast scope of that dtype;
 // 2. inputs are cast to the dtype the operation computes in (r for matrix products; float32,
 //    which holds every value exactly, for everything else), each cast rounding once
 //    (nearest-even), parameters through the weight-cast cache;
@@ -25,6 +26,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -142,12 +144,22 @@ matrix map_elements(const matrix_view& x, dtype r, F f) {
 }
 
 // autocast_result_dtype of the operands that are present (an empty optional operand, such as
-// a missing bias, takes no part in the promotion).
+// a missing bias, takes no part in the promotion).  When a parameter among them has a precision
+// override (parameter.hpp), the operation computes as inside an autocast scope of that dtype;
+// parameters whose overrides differ meet in their promotion (float32 for float16 with bfloat16).
 inline dtype result_dtype(const std::string& op, std::initializer_list<const operand*> inputs) {
   std::vector<dtype> types;
+  std::optional<dtype> override_dtype;
   for (const operand* x : inputs) {
-    if (!x->view().empty()) types.push_back(x->type());
+    if (x->view().empty()) continue;
+    types.push_back(x->type());
+    const parameter* p = x->source_parameter();
+    if (p != nullptr && p->precision_override()) {
+      override_dtype =
+          override_dtype ? promote_types(*override_dtype, *p->precision_override()) : *p->precision_override();
+    }
   }
+  if (override_dtype) return autocast_result_dtype_as(op, types.begin(), types.end(), *override_dtype);
   return autocast_result_dtype(op, types.begin(), types.end());
 }
 

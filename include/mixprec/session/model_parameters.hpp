@@ -12,10 +12,11 @@
 //
 // The working dtype is the recipe's (float16 or bfloat16) when the recipe casts the model
 // (cast_model); a parameter registered as normalization stays float32 when the recipe keeps
-// batchnorm in fp32 (Apex O2's keep_batchnorm_fp32).  Rounding into the working dtype is to
-// nearest even, or with stochastic_rounding stochastic (convert_stochastic_n) with a stream keyed
-// by (seed, update count, parameter index): the same bits in a run and in its continuation from
-// a checkpoint (docs/session.md; ../shared/reference/recipes-2026.md #9 asks for exactly this).
+// batchnorm in fp32 (Apex O2's keep_batchnorm_fp32), and one whose layer a recipe's override
+// rule puts in another precision is stored in that one (float32, float16 or bfloat16).  Rounding into the working dtype
+// is to nearest even, or with stochastic_rounding stochastic (convert_stochastic_n) with a stream keyed by (seed,
+// update count, parameter index): the same bits in a run and in its continuation from a checkpoint (docs/session.md;
+// ../shared/reference/recipes-2026.md #9 asks for exactly this).
 //
 // With kahan_summation, a parameter stored in the working dtype without a master keeps a
 // compensation buffer c of its dtype T (zero at first), and its update is optimi's Kahan-summed
@@ -37,6 +38,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,11 +72,14 @@ struct parameter_storage {
   bool stochastic_rounding = false;
   std::uint64_t seed = 0;
   bool kahan = false;
+  // Per registration index, the dtype a cast model stores the parameter in when its layer has a
+  // precision override (overrides.hpp: an fp32 layer stays float32); none: its role decides.
+  std::vector<std::optional<dtype>> overrides;
 
-  dtype stored_dtype(parameter_role role) const noexcept {
-    return working == dtype::float32 || (role == parameter_role::normalization && keep_normalization_fp32)
-               ? dtype::float32
-               : working;
+  dtype stored_dtype(parameter_role role, std::size_t index) const noexcept {
+    if (working == dtype::float32) return dtype::float32;
+    if (index < overrides.size() && overrides[index]) return *overrides[index];
+    return role == parameter_role::normalization && keep_normalization_fp32 ? dtype::float32 : working;
   }
   bool has_master(dtype stored) const noexcept { return stored != dtype::float32 && masters; }
   bool has_compensation(dtype stored) const noexcept { return stored != dtype::float32 && kahan && !masters; }
@@ -85,8 +90,8 @@ class model_parameters {
   explicit model_parameters(const parameter_storage& storage) : storage_(storage) {}
   model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
                    std::uint64_t seed, bool kahan_summation = false)
-      : model_parameters(
-            parameter_storage{working, masters, keep_normalization_fp32, stochastic_rounding, seed, kahan_summation}) {}
+      : model_parameters(parameter_storage{
+            working, masters, keep_normalization_fp32, stochastic_rounding, seed, kahan_summation, {}}) {}
   const parameter_storage& storage() const noexcept { return storage_; }
 
   // Registers p (float32 values: the initial weights) and casts it to the dtype the recipe
@@ -130,8 +135,23 @@ class model_parameters {
     storage_ = next;
   }
 
+  // The same storage with other per-parameter overrides (precision_session::apply_overrides):
+  // re-stores, as restore_as does, only the parameters whose stored dtype changes.
+  void set_overrides(std::vector<std::optional<dtype>> overrides) {
+    parameter_storage next = storage_;
+    next.overrides = std::move(overrides);
+    std::vector<float> values;
+    for (entry& e : entries_) {
+      if (next.stored_dtype(e.role, e.index) == e.stored) continue;
+      values.resize(e.gradient.size());
+      float32_values(e, values.data());
+      store(e, values.data(), next);
+    }
+    storage_ = std::move(next);
+  }
+
   std::size_t size() const noexcept { return entries_.size(); }
-  dtype stored_dtype(parameter_role role) const noexcept { return storage_.stored_dtype(role); }
+  dtype stored_dtype(std::size_t i) const { return checked(i).stored; }
   std::uint64_t updates() const noexcept { return updates_; }
 
   std::size_t index_of(const parameter& p) const {
@@ -142,6 +162,7 @@ class model_parameters {
                            "' is not registered; register it with add_parameter() before training");
   }
   const parameter& at(std::size_t i) const { return *checked(i).value; }
+  parameter& at(std::size_t i) { return *checked(i).value; }
   std::size_t parameter_size(std::size_t i) const { return checked(i).gradient.size(); }
   float* gradient(std::size_t i) { return checked(i).gradient.data(); }
   const float* gradient(std::size_t i) const { return checked(i).gradient.data(); }
@@ -286,7 +307,7 @@ class model_parameters {
     d.updates = static_cast<std::uint64_t>(updates);
     for (const entry& e : entries_) {
       const matrix& current = e.value->value();
-      const dtype stored = as.stored_dtype(e.role);
+      const dtype stored = as.stored_dtype(e.role, e.index);
       const std::size_t value_bytes = current.size() * size_of(stored);
       const std::size_t master_size = as.has_master(stored) ? current.size() : 0;
       const std::size_t compensation_size = as.has_compensation(stored) ? current.size() : 0;
@@ -344,7 +365,7 @@ class model_parameters {
   void commit(const decoded& d, const parameter_storage& as) {
     for (std::size_t i = 0; i < entries_.size(); ++i) {
       entry& e = entries_[i];
-      e.stored = as.stored_dtype(e.role);
+      e.stored = as.stored_dtype(e.role, e.index);
       if (e.value->value().type() != e.stored) {
         e.value->assign(matrix(e.stored, e.value->value().rows(), e.value->value().cols()));
       }
@@ -388,7 +409,7 @@ class model_parameters {
   static void store(entry& e, const float* values, const parameter_storage& as) {
     const matrix& v = e.value->value();
     const std::size_t n = v.size();
-    e.stored = as.stored_dtype(e.role);
+    e.stored = as.stored_dtype(e.role, e.index);
     e.master = as.has_master(e.stored) ? std::vector<float>(values, values + n) : std::vector<float>{};
     e.compensation = std::vector<std::uint16_t>(as.has_compensation(e.stored) ? n : 0, 0);
     if (e.stored != dtype::float32) {

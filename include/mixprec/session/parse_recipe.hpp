@@ -101,6 +101,8 @@ void assign_text(const field_info& info, std::string_view text, T& field) {
     } else {
       bad_value(info, text, "true or false");
     }
+  } else if constexpr (std::is_same<T, precision_overrides>::value) {
+    field = parse_overrides(text);
   } else if constexpr (std::is_enum<T>::value) {
     const enum_names<T> names = names_of(field);
     for (std::size_t i = 0; i < names.count; ++i) {
@@ -125,6 +127,20 @@ void assign_json(const field_info& info, const json_value& v, T& field) {
   if constexpr (std::is_same<T, bool>::value) {
     if (v.type != json_value::kind::boolean) wrong_type("true or false");
     field = v.boolean;
+  } else if constexpr (std::is_same<T, precision_overrides>::value) {
+    if (v.type == json_value::kind::string) return assign_text(info, v.text, field);
+    if (v.type != json_value::kind::array) wrong_type("a string or an array of \"SELECTOR:PRECISION\" strings");
+    std::string rules;
+    for (const json_value& item : v.items) {
+      if (item.type != json_value::kind::string || item.text.find(',') != std::string::npos) {
+        recipe_fail(std::string(info.key) + " (line " + std::to_string(item.line) + ", column " +
+                    std::to_string(item.column) + ") holds " + to_string(item.type) +
+                    (item.type == json_value::kind::string ? " with a comma" : "") +
+                    "; allowed: one \"SELECTOR:PRECISION\" string per item");
+      }
+      rules.append(rules.empty() ? "" : ",").append(item.text);
+    }
+    field = v.items.empty() ? precision_overrides{} : parse_overrides(rules);
   } else if constexpr (std::is_enum<T>::value) {
     if (v.type != json_value::kind::string) wrong_type(("a string, one of " + enum_allowed(field)).c_str());
     assign_text(info, v.text, field);
@@ -252,7 +268,20 @@ inline recipe_layer key_values_layer(std::string_view text) {
     const std::size_t value_start = i;
     while (i < text.size() && !separator(text[i])) ++i;
     if (i == value_start) recipe_fail("key '" + printable(key) + "' has no value");
-    pairs.emplace_back(key_of(key), std::string(text.substr(value_start, i - value_start)));
+    std::string value(text.substr(value_start, i - value_start));
+    // override's rules are separated by commas too: a following item with a ':' and no '=' is
+    // the next rule, not the next key (override=fc1:fp32,last:bf16, seed=3).
+    while (key_of(key) == "override" && i < text.size() && text[i] == ',') {
+      std::size_t j = i + 1;
+      while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+      const std::size_t item_start = j;
+      while (j < text.size() && !separator(text[j]) && text[j] != '=') ++j;
+      const std::string_view item = text.substr(item_start, j - item_start);
+      if (item.find(':') == std::string_view::npos || (j < text.size() && text[j] == '=')) break;
+      value.append(",").append(item);
+      i = j;
+    }
+    pairs.emplace_back(key_of(key), std::move(value));
   }
   return layer;
 }

@@ -136,6 +136,7 @@ class precision_session {
                              "state and checkpoint layout are fixed from then on)");
     }
     const std::size_t i = model_.add(p, role);
+    overrides_applied_ = false;
     std::visit([&](auto& o) { register_with(o, i); }, optimizer_);
     return i;
   }
@@ -228,6 +229,21 @@ class precision_session {
   // prepares per-recipe state before a step (fp8 layers, the inputs' dtype) calls it itself and
   // then reads get_recipe().  Between steps only.
   void apply_schedule();
+
+  // ---- Per-layer precision overrides (overrides.hpp, docs/session.md) ----
+  //
+  // apply_overrides matches the recipe's override rules against the registered parameters'
+  // names and puts each matched parameter in its rule's precision: it sets the parameter's
+  // precision override (ops compute as in an autocast scope of that dtype; ops::fp8_linear runs
+  // the layer as ops::linear) and, when the recipe casts the model, stores the parameter in that
+  // dtype (an fp32 layer of an O2 model stays float32, without a master).  train_step calls it
+  // through apply_schedule, switch_recipe and load_state apply the new recipe's rules; call it
+  // after registering the parameters to check the rules before training.  recipe_error names a
+  // rule that matches no parameter.  The session sets and clears only the overrides its rules
+  // set: a parameter no rule matches keeps what the caller gave it.
+  void apply_overrides();
+  // Every registered parameter's layer and precision, as the last apply_overrides decided them.
+  const std::vector<layer_precision>& layer_precisions() const noexcept { return layer_table_; }
 
   // One optimizer step over micro_batches micro-batches (0: the recipe's accumulation_steps).
   // forward(std::size_t micro_batch) or forward() returns the float loss; backward(float
@@ -432,13 +448,46 @@ class precision_session {
     validate(r);
     return r;
   }
+  // r's override rules resolved against the registered parameters (recipe_error: a rule that
+  // matches none), and the storage they give r.
+  std::vector<layer_precision> layer_table_of(const recipe& r) const {
+    std::vector<std::string> names(model_.size());
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = model_.at(i).name();
+    return resolve_overrides(r.overrides, names, r.precision);
+  }
+  static std::optional<dtype> override_dtype(const layer_precision& row) noexcept {
+    if (!row.rule) return std::nullopt;
+    switch (row.precision) {
+      case precision_mode::float32:
+        return dtype::float32;
+      case precision_mode::float16:
+        return dtype::float16;
+      case precision_mode::bfloat16:
+        return dtype::bfloat16;
+      case precision_mode::float8:
+        break;  // the layer stays in the fp8 recipe's fp8
+    }
+    return std::nullopt;
+  }
+  static parameter_storage storage_of(const recipe& r, const std::vector<layer_precision>& table) {
+    parameter_storage s = storage_of(r);
+    if (r.cast_model) {
+      s.overrides.resize(table.size());
+      for (const layer_precision& row : table) s.overrides[row.parameter] = override_dtype(row);
+    }
+    return s;
+  }
+  // Sets the parameters' precision overrides from the table (clearing those an earlier table
+  // set), logs the layers that rules put in another precision, and keeps the table.
+  void adopt_layer_table(std::vector<layer_precision> table);
   static parameter_storage storage_of(const recipe& r) noexcept {
     return parameter_storage{r.cast_model ? r.working_dtype() : dtype::float32,
                              r.master_weights,
                              r.keep_batchnorm_fp32,
                              r.stochastic_rounding,
                              static_cast<std::uint64_t>(r.seed),
-                             r.kahan_summation};
+                             r.kahan_summation,
+                             {}};
   }
   static std::optional<master_weights> masters_of(const recipe& r) {
     std::optional<master_weights> m;
@@ -593,6 +642,11 @@ class precision_session {
   std::int64_t epochs_ = 0;
   std::int64_t consecutive_skips_ = 0;
   std::vector<recipe_switch> switches_;
+  // Per-layer overrides: the table in force, which parameters' overrides the session set, and
+  // whether the table is current (a registration or a recipe change makes it stale).
+  std::vector<layer_precision> layer_table_;
+  std::vector<bool> overridden_;
+  bool overrides_applied_ = false;
   std::int64_t retired_overflows_ = 0;
   std::size_t fp8_layers_ = 0;
 };

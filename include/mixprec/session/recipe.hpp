@@ -37,34 +37,12 @@
 #include "../scaling/options.hpp"
 #include "../scaling/policies.hpp"
 #include "errors.hpp"
+#include "overrides.hpp"
+#include "precision_mode.hpp"
 
 namespace mixprec {
 
-// The recipe's compute precision, its enumerators spelled as dtype's (dtype.hpp; fp8: the
-// recipe's e4m3 / e5m2 pair).  GCC's -Wshadow is silenced for them as it is for dtype's.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
-#endif
-enum class precision_mode { float32, float16, bfloat16, float8 };  // "fp32", "fp16", "bf16", "fp8"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 enum class loss_scaling_mode { none, fixed, dynamic, hysteresis };  // "none", "static", "dynamic", "hysteresis"
-
-constexpr const char* to_string(precision_mode p) noexcept {
-  switch (p) {
-    case precision_mode::float32:
-      return "fp32";
-    case precision_mode::float16:
-      return "fp16";
-    case precision_mode::bfloat16:
-      return "bf16";
-    case precision_mode::float8:
-      return "fp8";
-  }
-  return "invalid precision_mode";
-}
 
 constexpr const char* to_string(loss_scaling_mode s) noexcept {
   switch (s) {
@@ -125,6 +103,10 @@ struct recipe {
   int margin = 0;
   int amax_history_len = 1024;
   amax_algorithm amax_compute_algo = amax_algorithm::max;
+
+  // Layers kept in another precision (overrides.hpp): rules matched against the registered
+  // parameters' names when training starts.
+  precision_overrides overrides;
 
   // The dtype autocast and the working copies use: fp8 trains its non-fp8 parts in bf16.
   dtype working_dtype() const noexcept {
@@ -345,6 +327,23 @@ inline void validate(const recipe& r) {
   if (r.accumulation_steps < 1 || r.accumulation_steps > recipe_accumulation_limit) {
     recipe_fail("accumulation_steps is " + std::to_string(r.accumulation_steps) + "; allowed: 1 to " +
                 std::to_string(recipe_accumulation_limit));
+  }
+  for (std::size_t k = 0; k < r.overrides.rules.size(); ++k) {
+    const layer_override& rule = r.overrides.rules[k];
+    const std::string which = "override rule " + std::to_string(k + 1) + " '" + detail::printable(rule.selector) + ":" +
+                              to_string(rule.precision) + "'";
+    if (static_cast<unsigned>(rule.precision) > 3u)
+      recipe_fail(which + ": precision is not one of fp32, fp16, bf16, fp8");
+    detail::check_selector(rule.selector, k + 1);
+    if (rule.precision == precision_mode::float8 && r.precision != precision_mode::float8) {
+      recipe_fail(which + " in a precision=" + to_string(r.precision) +
+                  " recipe: fp8 layers need the fp8 recipe's delayed scaling; allowed here: fp32, fp16, bf16");
+    }
+    if (rule.precision == precision_mode::float16 && r.safe && r.scaling == loss_scaling_mode::none) {
+      recipe_fail(which +
+                  " with scaling=none while safe=true: small fp16 gradients underflow to zero without "
+                  "loss scaling; allowed: scaling=dynamic, hysteresis or static, or safe=false to accept it");
+    }
   }
   if (r.precision == precision_mode::float8) {
     if (r.amax_compute_algo == amax_algorithm::custom) {

@@ -128,6 +128,7 @@ void visit_recipe_fields(R& r, F&& f) {
   f(field_info{"margin", "an integer in [-100, 6] (13 with fp8_format=e5m2)"}, r.margin);
   f(field_info{"amax_history_len", "an integer in [1, 65536]"}, r.amax_history_len);
   f(field_info{"amax_compute_algo", ""}, r.amax_compute_algo);
+  f(field_info{"override", "none, or SELECTOR:PRECISION rules separated by commas (overrides.hpp)"}, r.overrides);
 }
 
 // Every key, for "allowed keys: ..." in messages.
@@ -142,6 +143,8 @@ template <class T>
 std::string field_text(const T& value) {
   if constexpr (std::is_same<T, bool>::value) {
     return value ? "true" : "false";
+  } else if constexpr (std::is_same<T, precision_overrides>::value) {
+    return overrides_text(value);
   } else if constexpr (std::is_enum<T>::value) {
     return enum_name(value);
   } else if constexpr (std::is_integral<T>::value) {

@@ -1,14 +1,16 @@
 // The training-session layer (docs/session.md): recipes a user switches at run time, parsed
 // from names, key=value text, flags or JSON; fp32 master weights; the model's parameters and
-// optimizer held by a precision_session and its one-call training step; recipe schedules; and
-// what this machine accelerates.
+// optimizer held by a precision_session and its one-call training step; recipe schedules;
+// per-layer precision overrides; and what this machine accelerates.
 #pragma once
 
 #include "capabilities.hpp"
 #include "errors.hpp"
 #include "master_weights.hpp"
 #include "model_parameters.hpp"
+#include "overrides.hpp"
 #include "parse_recipe.hpp"
+#include "precision_mode.hpp"
 #include "precision_session.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../detail/text.hpp"
 #include "../errors.hpp"
 
 namespace mixprec::detail {
@@ -24,13 +25,6 @@ constexpr std::size_t json_text_limit = std::size_t{1} << 20;  // 1 MiB: a recip
 constexpr std::size_t json_string_limit = 4096;
 constexpr int json_depth_limit = 32;
 constexpr std::size_t json_element_limit = 1024;  // members of an object, items of an array
-
-// Text of the input quoted in a message: at most 64 bytes, control and non-ASCII bytes as '?'.
-inline std::string printable(std::string_view text) {
-  std::string out(text.substr(0, 64));
-  for (char& c : out) c = (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7F) ? '?' : c;
-  return text.size() > 64 ? out + "..." : out;
-}
 
 struct json_value {
   enum class kind { null, boolean, number, string, array, object };

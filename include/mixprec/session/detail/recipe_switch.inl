@@ -36,9 +36,10 @@ inline void precision_session::switch_recipe(const recipe& next, const std::stri
   std::optional<ops::fp8_training> fp8;
   if (fp8_next && !keep_fp8) fp8.emplace(next.fp8_policy(), fp8_layers_);
   std::optional<master_weights> masters = masters_of(next);
+  std::vector<layer_precision> table = layer_table_of(next);
   recipe_switch record{total_.steps, epochs_, recipe_.name, next.name, reason};
 
-  model_.restore_as(storage_of(next));
+  model_.restore_as(storage_of(next, table));
   views_.clear();  // the gradient buffers stay, but a train_step rebuilds its views after a switch
   if (!carried) retired_overflows_ += old_overflows;
   scaler_ = std::move(scaler);
@@ -50,10 +51,12 @@ inline void precision_session::switch_recipe(const recipe& next, const std::stri
       record.to + (carried ? ", loss scaler state carried over" : ""));
   switches_.push_back(std::move(record));
   log(describe());
+  adopt_layer_table(std::move(table));
 }
 
 inline void precision_session::apply_schedule() {
   require_between_steps("apply_schedule");
+  if (!overrides_applied_) apply_overrides();
   while (next_change_ < schedule_.changes.size()) {
     const recipe_change& c = schedule_.changes[next_change_];
     if ((c.unit == schedule_unit::step ? total_.steps : epochs_) < c.at) break;
@@ -65,6 +68,41 @@ inline void precision_session::apply_schedule() {
                   "fallback: " + std::to_string(consecutive_skips_) + " skipped steps in a row under " + recipe_.name);
     fallback_used_ = true;
   }
+}
+
+inline void precision_session::apply_overrides() {
+  require_between_steps("apply_overrides");
+  std::vector<layer_precision> table = layer_table_of(recipe_);
+  model_.set_overrides(storage_of(recipe_, table).overrides);
+  adopt_layer_table(std::move(table));
+}
+
+inline void precision_session::adopt_layer_table(std::vector<layer_precision> table) {
+  overridden_.resize(table.size(), false);
+  bool changed = table.size() != layer_table_.size();
+  for (const layer_precision& row : table) {
+    const std::optional<dtype> d = override_dtype(row);
+    parameter& p = model_.at(row.parameter);
+    if (d) {
+      p.set_precision_override(d);
+    } else if (overridden_[row.parameter]) {
+      p.set_precision_override(std::nullopt);
+    }
+    overridden_[row.parameter] = d.has_value();
+    const layer_precision* before = row.parameter < layer_table_.size() ? &layer_table_[row.parameter] : nullptr;
+    changed = changed || !before || before->rule != row.rule || before->precision != row.precision;
+  }
+  if (changed) {
+    for (const layer_precision& row : table) {
+      if (!row.rule) continue;
+      const layer_override& rule = recipe_.overrides.rules[*row.rule];
+      log("[AMP Override] " + row.parameter_name + " (layer " + std::to_string(row.layer) + " '" + row.layer_name +
+          "'): " + to_string(row.precision) + ", rule " + std::to_string(*row.rule + 1) + " '" + rule.selector + ":" +
+          to_string(rule.precision) + "'");
+    }
+  }
+  layer_table_ = std::move(table);
+  overrides_applied_ = true;
 }
 
 }  // namespace mixprec

@@ -1,8 +1,8 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 5:
+// payload, CRC-32); the payload, version 6:
 //
-//   str    the active recipe's settings_text (u16 length)
+//   str    the active recipe's settings_text (u16 length; its override rules included)
 //   blob   the schedule's schedule_text, then u32 next change, u8 fallback used,
 //          i64 epochs ended, i64 skipped steps in a row, i64 overflows of replaced scalers,
 //          u32 fp8 layers declared, u32 switches, each: i64 steps, i64 epochs, str from, str to,
@@ -19,8 +19,8 @@
 // Loading checks everything before changing anything.  Versions 1 to 3 are refused rather than
 // read: version 1 lacks the count of scale changes (the session does not make up a statistic),
 // versions 1 and 2 hold neither the parameters nor the optimizer, without which a run does not
-// continue, version 3 neither the recipe's kahan_summation nor the compensations, and version 4
-// not the schedule's position.
+// continue, version 3 neither the recipe's kahan_summation nor the compensations, version 4
+// not the schedule's position, and version 5 not the recipe's per-layer overrides.
 //
 // A session loads a state whose active recipe is its own, or (after a switch) one of its
 // schedule's recipes: it then trains with that recipe, its parameters stored as it says.
@@ -30,7 +30,7 @@ namespace mixprec {
 namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 5;
+constexpr std::uint32_t session_state_version = 6;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {
@@ -249,7 +249,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
       }
     }
   }
-  const parameter_storage storage = storage_of(target);
+  std::vector<layer_precision> table = layer_table_of(target);  // recipe_error: a rule that matches nothing
+  const parameter_storage storage = storage_of(target, table);
   const model_parameters::decoded model = model_.decode(in, storage);
   const unsigned kind = in.u8("optimizer");
   if (kind != optimizer_.index()) {
@@ -288,6 +289,7 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   retired_overflows_ = retired_overflows;
   fp8_layers_ = fp8_layers;
   switches_ = std::move(switches);
+  adopt_layer_table(std::move(table));
 }
 
 inline void precision_session::load(const std::string& path) {

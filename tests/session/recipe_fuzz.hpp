@@ -29,7 +29,9 @@ inline std::string as_json(const mixprec::recipe& r, bool multiline) {
   sd::visit_recipe_fields(r, [&](const sd::field_info& info, const auto& value) {
     std::string value_text = sd::field_text(value);
     using T = std::decay_t<decltype(value)>;
-    if (std::is_enum<T>::value || value_text == "inf") value_text = "\"" + value_text + "\"";
+    if (std::is_enum<T>::value || std::is_same<T, mixprec::precision_overrides>::value || value_text == "inf") {
+      value_text = "\"" + value_text + "\"";
+    }
     out += multiline ? ",\n  " : ", ";
     out += "\"" + std::string(info.key) + "\": " + value_text;
   });

@@ -40,7 +40,9 @@ std::vector<std::string> seeds() {
         "recipe=O2,max_grad_norm=1.5,accumulation-steps=4", "recipe = bf16\nmax_scale=inf\tseed=7",
         "--precision fp16 --scaling dynamic --init-scale 1024 --growth-interval=100 --autocast",
         "--recipe O2 --max-grad-norm 1.5 --accumulation-steps 4",
-        "--recipe=fp8 --fp8-format e5m2 --margin -3 --amax-compute-algo most_recent"}) {
+        "--recipe=fp8 --fp8-format e5m2 --margin -3 --amax-compute-algo most_recent",
+        "recipe=fp8, override=first:bf16, last:bf16,fc?.w*:fp8,2-3:fp32 seed=2",
+        "--recipe bf16 --override fc1:fp32,norm*:fp32 --max-grad-norm 1"}) {
     out.push_back(with_selector(recipe_fuzz::text, text));
     if (text[0] == '-') out.push_back(with_selector(recipe_fuzz::argv_by_space, text));
   }
@@ -50,7 +52,8 @@ std::vector<std::string> seeds() {
   for (const char* json : {"{\"recipe\": \"bf16\", \"max_grad_norm\": 1.0, \"max_scale\": \"inf\"}",
                            "{\"recipe\": \"fp16\", \"scaling\": \"hysteresis\", \"hysteresis\": 3, "
                            "\"hysteresis_rules\": \"deepspeed\", \"init_scale\": 2.5e2}",
-                           "{}", " {\"seed\": 0, \"precision\": \"bf16\", \"autocast\": true}\n"}) {
+                           "{}", " {\"seed\": 0, \"precision\": \"bf16\", \"autocast\": true}\n",
+                           "{\"recipe\": \"bf16\", \"override\": [\"first:fp32\", \"0-2:bf16\"]}"}) {
     out.push_back(with_selector(recipe_fuzz::text, json));
     out.push_back(with_selector(recipe_fuzz::json, json));
   }

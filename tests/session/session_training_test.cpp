@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -1040,4 +1041,31 @@ TEST_CASE("override misuse gets an error that names it", "[session][overrides][e
   CHECK_THROWS_WITH(ok.switch_recipe(parse_recipe("recipe=bf16, override=5:fp32")),
                     Catch::Contains("rule 1 '5:fp32' matches no parameter"));
   CHECK(ok.get_recipe().overrides.empty());
+}
+
+TEST_CASE("load(path) takes a state saved in any recipe of the schedule, however large", "[session][schedule][state]") {
+  // 2^22 values: float32 in the start recipe (16 MiB), fp16 + fp32 master after the switch to O2
+  // (24 MiB): the file limit must allow the larger one, 8 MiB above the start recipe's form.
+  const std::size_t n = std::size_t{1} << 22;
+  const auto build = [&](precision_session& amp, parameter& w) {
+    precision_schedule s;
+    s.changes.push_back({schedule_unit::step, 1, parse_recipe("recipe=O2, init_scale=1")});
+    amp.set_schedule(s);
+    amp.add_parameter(w);
+    amp.use_optimizer(optim::sgd());
+  };
+  precision_session first{parse_recipe("fp32")};
+  parameter w(matrix(dtype::float32, 1, n), "w");
+  build(first, w);
+  for (int step = 0; step < 2; ++step) first.train_step([] { return 0.0f; }, [](const backward_context&) {});
+  REQUIRE(w.value().type() == dtype::float16);
+  const std::string path = "session_training_test_large.state";
+  first.save(path);
+  precision_session second{parse_recipe("fp32")};
+  parameter v(matrix(dtype::float32, 1, n), "w");
+  build(second, v);
+  CHECK_NOTHROW(second.load(path));
+  CHECK(v.value().type() == dtype::float16);
+  CHECK(second.get_recipe().precision == precision_mode::float16);
+  std::remove(path.c_str());
 }

@@ -378,13 +378,12 @@ class model_parameters {
     updates_ = d.updates;
     storage_ = as;
   }
-  // The largest saved form of the registered parameters.
+  // The largest saved form of the registered parameters under any storage (a state saved after a
+  // recipe switch stores them as the other recipe does): per value at most 4 bytes, float32
+  // stored, or 2 stored + 4 master, or 2 stored + 2 compensation.
   std::size_t saved_bytes_limit() const {
     std::size_t b = 16;
-    for (const entry& e : entries_) {
-      b += 64 + name_limit + e.value->value().bytes() + e.master.size() * sizeof(float) +
-           e.compensation.size() * sizeof(std::uint16_t);
-    }
+    for (const entry& e : entries_) b += 64 + name_limit + 6 * e.gradient.size();
     return b;
   }
 

@@ -293,11 +293,21 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
 }
 
 inline void precision_session::load(const std::string& path) {
-  // The largest valid state of this session: the masters (4 + 2 bytes a value), the fp8
-  // histories, and a margin for the scalers and the settings.
+  // The largest valid state of this session, in any recipe of its schedule: the masters (4 + 2
+  // bytes a value), the fp8 histories of the layers declared (the longest history of the
+  // schedule's fp8 recipes), and a margin for the scalers and the settings.
   std::size_t limit = detail::state_file_limit;
   if (masters_) limit += masters_->size() * 8 + masters_->master_bytes() / 4 * 6;
-  if (fp8_) limit += 3 * fp8_->layers() * static_cast<std::size_t>(recipe_.amax_history_len) * 4 * 2;
+  std::size_t history = 0;
+  const auto longest = [&](const recipe& r) {
+    if (r.precision == precision_mode::float8)
+      history = std::max(history, static_cast<std::size_t>(r.amax_history_len));
+  };
+  longest(recipe_);
+  for (const recipe_change& c : schedule_.changes) longest(c.next);
+  if (schedule_.fallback_after_skips > 0) longest(schedule_.fallback);
+  const std::size_t fp8_layers = std::max<std::size_t>(fp8_ ? fp8_->layers() : 0, fp8_layers_);
+  limit += 3 * fp8_layers * history * 4 * 2;
   limit += model_.saved_bytes_limit();
   limit += std::visit(
       [](const auto& o) -> std::size_t {

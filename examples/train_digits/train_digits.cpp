@@ -303,8 +303,8 @@ int run(int argc, char** argv) {
   std::string overrides;
   options.value("--override", "RULES",
                 "per-layer precision: SELECTOR:PRECISION rules, the selector first, last, N, N-M (layers 0, 1, ... "
-                "are fc1, fc2, ...) or a name pattern, the precision fp32, fp16, bf16 or fp8 (for example "
-                "first:bf16,last:bf16)",
+                "are fc1, fc2, ...), a name pattern or @OPERATION, the precision fp32, fp16, bf16 or fp8 (for "
+                "example first:bf16,last:bf16)",
                 overrides);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
@@ -364,7 +364,9 @@ int run(int argc, char** argv) {
     for (std::size_t l = 1; l <= o.sizes.linear_layers(); ++l) {
       for (const char* part : {".weight", ".bias"}) names.push_back("fc" + std::to_string(l) + part);
     }
-    mixprec::resolve_overrides(mixprec::parse_overrides(overrides), names, mixprec::precision_mode::float32);
+    const mixprec::precision_overrides rules = mixprec::parse_overrides(overrides);
+    mixprec::resolve_overrides(rules, names, mixprec::precision_mode::float32);
+    mixprec::check_operation_rules(rules, mixprec::precision_session::known_operations());
     o.overrides = overrides;
   }
   const digits_split data = split_digits(load_digits(data_path));

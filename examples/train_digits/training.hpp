@@ -232,7 +232,7 @@ inline matrix batch_of(const mixprec_example::digits_data& part, const std::vect
 // The share of `part` the model classifies right (forward in the recipe's precision; an fp8
 // recipe's state is copied so that evaluating does not move its amax histories).
 inline double accuracy(const mlp& model, const mixprec_example::digits_data& part, precision p,
-                       const ops::fp8_training* fp8, dtype autocast) {
+                       const ops::fp8_training* fp8, const mixprec::autocast_state& autocast) {
   std::vector<std::size_t> all(part.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<int> labels;
@@ -365,8 +365,8 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
     e.epoch = epoch;
     e.loss = trained > 0 ? loss_sum / static_cast<double>(trained) : 0.0;
     if (o.evaluate) {
-      e.train_accuracy = accuracy(model, data.train, now.p, fp8, amp.autocast_dtype());
-      e.test_accuracy = accuracy(model, data.test, now.p, fp8, amp.autocast_dtype());
+      e.train_accuracy = accuracy(model, data.train, now.p, fp8, amp.forward_autocast());
+      e.test_accuracy = accuracy(model, data.test, now.p, fp8, amp.forward_autocast());
     }
     e.scale = amp.get_scale();
     e.skipped = amp.statistics().skipped_steps;

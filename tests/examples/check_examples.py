@@ -410,6 +410,16 @@ def check_train_digits(binary, scratch):
     check_refusal(binary, ["--override", "fc9:fp32"], 1, "rule 1 'fc9:fp32' matches no parameter",
                   "0 'fc1', 1 'fc2', 2 'fc3'")
     check_refusal(binary, ["--override", "fc1:fp64"], 1, "precision is 'fp64'")
+    check_refusal(binary, ["--override", "@lienar:bf16"], 1, "rule 1 '@lienar:bf16' names no operation")
+    # An operation rule: bf16 with every linear in fp32 trains and evaluates as fp32 does (the
+    # other operations compute in float32 either way): the same epoch lines and parameters.
+    pinned = run(binary, "--precision", "bf16", "--override", "@linear:fp32", "--epochs", "2")
+    plain = run(binary, "--precision", "fp32", "--epochs", "2")
+    lines = [[re.sub(r"\s+[0-9.]+ s$", "", line) for line in o[1].splitlines()
+              if line.startswith(("  epoch", "  parameters"))] for o in (pinned, plain)]
+    check(pinned[0] == 0 and "[AMP Override] operation linear: fp32" in pinned[1] and lines[0] == lines[1]
+          and len(lines[0]) == 3,
+          f"bf16 with @linear:fp32 is the fp32 run, epoch by epoch (got {lines})")
     check_refusal(binary, ["--override", "fc1:fp32", "--compare"], 2, "does not go with --compare")
 
     code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")

@@ -121,6 +121,9 @@ TEST_CASE("override rules read the same from text, flags, argv and JSON, and wri
   CHECK(parse_recipe("recipe=bf16, override=none").overrides.empty());
   CHECK(parse_recipe("{\"recipe\": \"bf16\", \"override\": []}").overrides.empty());
   CHECK(parse_recipe("recipe=bf16, override=0-3:fp32").overrides.rules[0].selector == "0-3");
+  const recipe pinned = parse_recipe("recipe=bf16, override=@softmax:fp32,first:fp32");
+  CHECK(pinned.overrides.rules[0].selector == "@softmax");
+  CHECK(to_string(parse_recipe(to_string(pinned))) == to_string(pinned));
   CHECK_FALSE(same_settings(parse_recipe("recipe=bf16, override=fc1:fp32"), recipes::bf16()));
 }
 
@@ -138,6 +141,9 @@ TEST_CASE("bad override rules are recipe_errors that name the rule", "[recipe][o
       {"recipe=bf16, override=fc1:fp16", "override rule 1 'fc1:fp16' with scaling=none while safe=true"},
       {"{\"recipe\": \"bf16\", \"override\": 3}",
        "override (line 1, column 32) is a number; allowed: a string or an array"},
+      {"recipe=fp8, override=@linear:fp8", "override rule 1 '@linear:fp8': an operation rule pins fp32, fp16 or bf16"},
+      {"recipe=bf16, override=@:fp32", "override rule 1 operation '@' names nothing"},
+      {"recipe=bf16, override=@soft.max:fp32", "override rule 1 operation '@soft.max' is not @NAME"},
       {"{\"recipe\": \"bf16\", \"override\": [\"a:fp32,b:fp32\"]}",
        "holds a string with a comma; allowed: one \"SELECTOR:PRECISION\" string per item"},
   };

@@ -26,6 +26,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
 #include <limits>
 #include <string>
 #include <vector>
@@ -1068,4 +1071,88 @@ TEST_CASE("load(path) takes a state saved in any recipe of the schedule, however
   CHECK(v.value().type() == dtype::float16);
   CHECK(second.get_recipe().precision == precision_mode::float16);
   std::remove(path.c_str());
+}
+
+TEST_CASE("operation rules pin each operation of mixprec::ops to their dtype", "[session][overrides]") {
+  // Each operation under a state that pins it to bf16 (autocast off otherwise): its result is
+  // bf16, or a scalar holding a bf16 value, where the unpinned call gives float32.  The table
+  // covers ops::operation_names() exactly, so a new operation cannot miss it.
+  matrix a(dtype::float32, 3, 4), b(dtype::float32, 3, 4), w(dtype::float32, 5, 4);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    a.data<float>()[k] = 0.3f + 0.1f * static_cast<float>(k);
+    b.data<float>()[k] = 1.0f / (3.0f + static_cast<float>(k));
+  }
+  for (std::size_t k = 0; k < w.size(); ++k) w.data<float>()[k] = 0.1f / (1.0f + static_cast<float>(k));
+  const std::vector<int> labels = {0, 1, 2};
+  const auto bf16_value = [](float v) { return static_cast<float>(bfloat16(v)) == v; };
+  using check = std::function<bool()>;  // true: the result is bf16
+  const std::map<std::string, check> calls = {
+      {"add", [&] { return ops::add(a, b).type() == dtype::bfloat16; }},
+      {"sub", [&] { return ops::sub(a, b).type() == dtype::bfloat16; }},
+      {"mul", [&] { return ops::mul(a, b).type() == dtype::bfloat16; }},
+      {"div", [&] { return ops::div(a, b).type() == dtype::bfloat16; }},
+      {"relu", [&] { return ops::relu(a).type() == dtype::bfloat16; }},
+      {"gelu", [&] { return ops::gelu(a).type() == dtype::bfloat16; }},
+      {"softmax", [&] { return ops::softmax(a).type() == dtype::bfloat16; }},
+      {"log_softmax", [&] { return ops::log_softmax(a).type() == dtype::bfloat16; }},
+      {"layer_norm", [&] { return ops::layer_norm(a).type() == dtype::bfloat16; }},
+      {"matmul", [&] { return ops::matmul(a, w.view().transposed()).type() == dtype::bfloat16; }},
+      {"linear", [&] { return ops::linear(a, w).type() == dtype::bfloat16; }},
+      {"sum", [&] { return ops::sum(b, 0).type() == dtype::bfloat16 && bf16_value(ops::sum(b)); }},
+      {"mean", [&] { return bf16_value(ops::mean(b)); }},
+      {"mse_loss", [&] { return bf16_value(ops::mse_loss(a, b)); }},
+      {"cross_entropy_loss", [&] { return bf16_value(ops::cross_entropy(b, labels)); }},
+  };
+  std::vector<std::string> names;
+  for (const auto& c : calls) names.push_back(c.first);
+  std::vector<std::string> listed = ops::operation_names();
+  std::sort(listed.begin(), listed.end());
+  CHECK(names == listed);
+  for (const auto& c : calls) {
+    INFO(c.first);
+    CHECK_FALSE(c.second());  // float32 inputs, autocast off: float32
+    autocast_state pinned;
+    pinned.op_precisions = std::make_shared<const op_precision_list>(op_precision_list{{c.first, dtype::bfloat16}});
+    dynamic_autocast_scope scope(pinned);
+    CHECK(c.second());
+    {
+      autocast_disabled nested;  // a nested scope keeps the pins
+      CHECK(c.second());
+    }
+  }
+}
+
+TEST_CASE("an operation rule trains as the recipe that computes that operation so", "[session][overrides]") {
+  // The classifier's only matrix product is its linear: bf16 with every linear pinned to fp32 is
+  // the fp32 run, and fp32 with every linear pinned to bf16 is the bf16 run, bit for bit (the
+  // other operations compute in float32 in both).
+  const std::pair<const char*, const char*> pairs[] = {{"recipe=bf16, override=@linear:fp32", "fp32"},
+                                                       {"recipe=fp32, override=@linear:bf16", "bf16"}};
+  for (const auto& p : pairs) {
+    INFO(p.first);
+    precision_session ruled{parse_recipe(p.first)}, plain{parse_recipe(p.second)};
+    std::vector<std::string> logged;
+    ruled.set_log_sink([&](const std::string& line) { logged.push_back(line); });
+    classifier a(31), b(31);
+    a.register_with(ruled);
+    b.register_with(plain);
+    use(ruled, optimizer_kind::adamw);
+    use(plain, optimizer_kind::adamw);
+    const run_end got = run_steps(ruled, a, optimizer_kind::adamw, 0, 6);
+    const run_end want = run_steps(plain, b, optimizer_kind::adamw, 0, 6);
+    CHECK(got.weight == want.weight);
+    CHECK(got.bias == want.bias);
+    CHECK(got.gain == want.gain);
+    CHECK(got.optimizer == want.optimizer);
+    CHECK(std::count_if(logged.begin(), logged.end(), [](const std::string& line) {
+            return line.rfind("[AMP Override] operation linear: ", 0) == 0;
+          }) == 1);
+    CHECK(ruled.forward_autocast().op_precisions != nullptr);
+  }
+  precision_session amp{parse_recipe("recipe=bf16, override=@softmx:fp32")};
+  classifier m(2);
+  m.register_with(amp);
+  CHECK_THROWS_WITH(amp.apply_overrides(),
+                    Catch::StartsWith("recipe: override rule 1 '@softmx:fp32' names no operation; the operations "
+                                      "are add, cross_entropy_loss,"));
 }

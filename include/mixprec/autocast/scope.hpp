@@ -32,6 +32,7 @@
 
 #include "../dtype.hpp"
 #include "../errors.hpp"
+#include "op_precisions.hpp"
 #include "parameter.hpp"
 #include "policy.hpp"
 #include "weight_cache.hpp"
@@ -51,6 +52,9 @@ struct autocast_state {
   dtype lower_precision = dtype::float32;  // the dtype of lower_precision operations when enabled
   bool cache_enabled = true;
   std::shared_ptr<const autocast_policy> policy;  // null outside every scope: standard()
+  // Operations pinned to a dtype (op_precisions.hpp; null: none); a nested scope keeps its
+  // enclosing scope's.
+  std::shared_ptr<const op_precision_list> op_precisions;
 };
 
 namespace detail {
@@ -97,6 +101,7 @@ inline autocast_cache_stats autocast_cache_statistics() noexcept {
 //   lower_precision         the scope's dtype
 //   fp32                    float32
 //   promote, fallthrough    the widest input
+// and, before all of these, an operation the state pins (op_precisions) returns its dtype.
 // autocast_result_dtype_as(op, ..., d) is the same rule as inside an enabled scope of d (with
 // the current policy): what an operation on a parameter with a precision override d computes
 // in (parameter.hpp).
@@ -118,6 +123,11 @@ dtype autocast_result_dtype_as(const std::string& op, Iterator first, Iterator l
 template <class Iterator>
 dtype autocast_result_dtype(const std::string& op, Iterator first, Iterator last) {
   const autocast_state& state = detail::autocast_tls().state;
+  if (state.op_precisions) {
+    for (const auto& pinned : *state.op_precisions) {
+      if (pinned.first == op) return pinned.second;
+    }
+  }
   if (state.enabled) return autocast_result_dtype_as(op, first, last, state.lower_precision);
   dtype widest = first == last ? dtype::float32 : *first;
   for (; first != last; ++first) widest = promote_types(widest, *first);
@@ -166,12 +176,16 @@ class dynamic_autocast_scope {
     s.lower_precision = s.enabled ? lower_precision : dtype::float32;
     s.cache_enabled = options.cache_enabled;
     s.policy = options.policy ? options.policy : detail::autocast_tls().state.policy;
+    s.op_precisions = detail::autocast_tls().state.op_precisions;
     return s;
   }
   static autocast_state checked(const autocast_state& state) {
     detail::check_autocast_dtype(state.lower_precision);
     if (state.enabled && state.lower_precision == dtype::float32) {
       throw invalid_argument("autocast_state: enabled with float32 as the lower precision");
+    }
+    if (state.op_precisions) {
+      for (const auto& pinned : *state.op_precisions) detail::check_autocast_dtype(pinned.second);
     }
     return state;
   }

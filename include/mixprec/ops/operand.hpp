@@ -60,6 +60,15 @@ class operand {
   const parameter* parameter_ = nullptr;
 };
 
+// The names under which the operations of mixprec::ops ask autocast for their dtype (a
+// recipe's @NAME rules pin these; backward functions use their forward's name).
+inline const std::vector<std::string>& operation_names() {
+  static const std::vector<std::string> names = {
+      "add",  "cross_entropy_loss", "div", "gelu", "layer_norm", "linear", "log_softmax", "matmul",
+      "mean", "mse_loss",           "mul", "relu", "softmax",    "sub",    "sum"};
+  return names;
+}
+
 namespace detail {
 
 // An operand in a given dtype: the operand itself when it already is, else a converted copy

@@ -13,19 +13,25 @@
 //   first, last      layer 0, the last layer
 //   N, N-M           layer N, layers N to M (0-based, inclusive)
 //   a name pattern   a layer name or a whole parameter name; '*' matches any characters, '?' one
-// and PRECISION is fp32, fp16 or bf16 (the layer's operations compute as in an autocast scope of
-// that dtype: parameter.hpp's precision override), or fp8 in an fp8 recipe (the layer stays in
-// fp8: for taking layers back from a wider rule).  The first rule that matches a parameter
-// decides; every rule must match some parameter (resolve_overrides: recipe_error otherwise).
+//   @NAME            every call of the operation NAME of mixprec::ops (@softmax, @linear, ...)
+// and PRECISION is fp32, fp16 or bf16 (a layer's operations compute as in an autocast scope of
+// that dtype: parameter.hpp's precision override; an operation computes in and returns that
+// dtype: autocast_state::op_precisions), or, for a layer, fp8 in an fp8 recipe (the layer stays
+// in fp8: for taking layers back from a wider rule).  The first layer rule that matches a
+// parameter decides, and a parameter's override comes before an operation's rule; every layer
+// rule must match some parameter and every operation rule name an operation
+// (resolve_overrides, check_operation_rules: recipe_error otherwise).
 #pragma once
 
 #include <cctype>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "../autocast/op_precisions.hpp"
 #include "../detail/text.hpp"
 #include "errors.hpp"
 #include "precision_mode.hpp"
@@ -109,6 +115,8 @@ inline bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
+inline bool is_operation_selector(std::string_view s) { return !s.empty() && s.front() == '@'; }
+
 inline bool selector_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-' || c == '*' || c == '?' ||
          c == '/' || c == '[' || c == ']';
@@ -124,6 +132,16 @@ inline std::string_view trimmed(std::string_view s) {
 // allowed set, a backwards range, an index above 999999999.  number: the rule's, from 1.
 inline void check_selector(const std::string& selector, std::size_t number) {
   if (selector.empty()) override_fail("rule " + std::to_string(number) + " has an empty selector");
+  if (is_operation_selector(selector)) {
+    for (const char c : selector.substr(1)) {
+      if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') {
+        override_fail("rule " + std::to_string(number) + " operation '" + printable(selector) +
+                      "' is not @NAME; allowed in NAME: letters, digits and _");
+      }
+    }
+    if (selector.size() == 1) override_fail("rule " + std::to_string(number) + " operation '@' names nothing");
+    return;
+  }
   for (const char c : selector) {
     if (!selector_char(c)) {
       override_fail("rule " + std::to_string(number) + " selector '" + printable(selector) + "' holds '" +
@@ -214,6 +232,7 @@ inline std::vector<layer_precision> resolve_overrides(const precision_overrides&
   }
   for (std::size_t k = 0; k < o.rules.size(); ++k) {
     const layer_override& rule = o.rules[k];
+    if (detail::is_operation_selector(rule.selector)) continue;  // operations, not parameters
     const std::optional<detail::index_range> range = detail::index_selector(rule.selector, layers.size());
     bool matched = false;
     for (layer_precision& row : table) {
@@ -242,6 +261,38 @@ inline std::vector<layer_precision> resolve_overrides(const precision_overrides&
     }
   }
   return table;
+}
+
+// The operation rules (@NAME) as the pinned operations of an autocast state, in rule order (the
+// first rule for a name decides); none when there are none.
+inline std::shared_ptr<const op_precision_list> operation_precisions(const precision_overrides& o) {
+  auto list = std::make_shared<op_precision_list>();
+  for (const layer_override& rule : o.rules) {
+    if (!detail::is_operation_selector(rule.selector)) continue;
+    const dtype d = rule.precision == precision_mode::float16    ? dtype::float16
+                    : rule.precision == precision_mode::bfloat16 ? dtype::bfloat16
+                                                                 : dtype::float32;
+    list->emplace_back(rule.selector.substr(1), d);
+  }
+  if (list->empty()) return nullptr;
+  return list;
+}
+
+// recipe_error for an operation rule whose name is not among `known` (the operations of
+// mixprec::ops and those an autocast policy lists), naming the rule and the operations there are.
+inline void check_operation_rules(const precision_overrides& o, const std::vector<std::string>& known) {
+  for (std::size_t k = 0; k < o.rules.size(); ++k) {
+    const layer_override& rule = o.rules[k];
+    if (!detail::is_operation_selector(rule.selector)) continue;
+    bool found = false;
+    for (const std::string& name : known) found = found || name == rule.selector.substr(1);
+    if (found) continue;
+    std::string list;
+    for (std::size_t i = 0; i < known.size() && i < 24; ++i) list.append(i ? ", " : "").append(known[i]);
+    if (known.size() > 24) list.append(", ... (" + std::to_string(known.size()) + " in all)");
+    detail::override_fail("rule " + std::to_string(k + 1) + " '" + detail::printable(rule.selector) + ":" +
+                          to_string(rule.precision) + "' names no operation; the operations are " + list);
+  }
 }
 
 }  // namespace mixprec

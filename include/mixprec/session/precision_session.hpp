@@ -76,6 +76,7 @@ class precision_session {
   explicit precision_session(const recipe& r, log_sink sink = {})
       : recipe_(checked(r)), scaler_(make_scaler(recipe_)), model_(storage_of(recipe_)), sink_(std::move(sink)) {
     masters_ = masters_of(recipe_);
+    op_precisions_ = operation_precisions(recipe_.overrides);
     log(describe());
   }
 
@@ -93,6 +94,19 @@ class precision_session {
   void toggle() { set_enabled(!enabled_); }
   bool enabled() const noexcept { return enabled_; }
 
+  // The autocast state train_step's forward and backward run in: the working dtype under
+  // autocast (else autocast off), the recipe's operation rules (@NAME, overrides.hpp), the
+  // enclosing policy.  An evaluation outside train_step enters it to compute as training does:
+  //   mixprec::dynamic_autocast_scope scope(amp.forward_autocast());
+  autocast_state forward_autocast() const {
+    autocast_state s = current_autocast();
+    const dtype compute = autocast_dtype();
+    s.enabled = compute != dtype::float32;
+    s.lower_precision = compute;
+    s.cache_enabled = true;
+    s.op_precisions = op_precisions_;
+    return s;
+  }
   // What the forward pass runs in: the working dtype under autocast, else float32.
   dtype autocast_dtype() const noexcept {
     return enabled_ && recipe_.autocast ? recipe_.working_dtype() : dtype::float32;
@@ -242,6 +256,18 @@ class precision_session {
   // rule that matches no parameter.  The session sets and clears only the overrides its rules
   // set: a parameter no rule matches keeps what the caller gave it.
   void apply_overrides();
+  // What an operation rule (@NAME) may name: mixprec::ops' operations and those the autocast
+  // policy in force lists.
+  static std::vector<std::string> known_operations() {
+    std::vector<std::string> names = ops::operation_names();
+    const auto policy = current_autocast_policy();
+    for (const op_category c : {op_category::lower_precision, op_category::fp32, op_category::promote}) {
+      for (const std::string& name : policy->operations(c)) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
+    }
+    return names;
+  }
   // Every registered parameter's layer and precision, as the last apply_overrides decided them.
   const std::vector<layer_precision>& layer_precisions() const noexcept { return layer_table_; }
 
@@ -451,6 +477,7 @@ class precision_session {
   // r's override rules resolved against the registered parameters (recipe_error: a rule that
   // matches none), and the storage they give r.
   std::vector<layer_precision> layer_table_of(const recipe& r) const {
+    if (!r.overrides.empty()) check_operation_rules(r.overrides, known_operations());
     std::vector<std::string> names(model_.size());
     for (std::size_t i = 0; i < names.size(); ++i) names[i] = model_.at(i).name();
     return resolve_overrides(r.overrides, names, r.precision);
@@ -575,7 +602,11 @@ class precision_session {
       // the same from the low-precision tensors its forward saved): in an fp16 recipe the
       // gradients are fp16 products, and can underflow as loss scaling expects them to.
       std::optional<dynamic_autocast_scope> scope;
-      if (compute != dtype::float32) scope.emplace(compute);
+      if (op_precisions_) {
+        scope.emplace(forward_autocast());
+      } else if (compute != dtype::float32) {
+        scope.emplace(compute);
+      }
       const float loss = call_forward(forward, micro);
       loss_sum += static_cast<double>(loss);
       if constexpr (std::is_invocable<Backward&, const backward_context&>::value) {
@@ -647,6 +678,7 @@ class precision_session {
   std::vector<layer_precision> layer_table_;
   std::vector<bool> overridden_;
   bool overrides_applied_ = false;
+  std::shared_ptr<const op_precision_list> op_precisions_;  // the recipe's operation rules
   std::int64_t retired_overflows_ = 0;
   std::size_t fp8_layers_ = 0;
 };

@@ -335,6 +335,11 @@ inline void validate(const recipe& r) {
     if (static_cast<unsigned>(rule.precision) > 3u)
       recipe_fail(which + ": precision is not one of fp32, fp16, bf16, fp8");
     detail::check_selector(rule.selector, k + 1);
+    if (detail::is_operation_selector(rule.selector) && rule.precision == precision_mode::float8) {
+      recipe_fail(which +
+                  ": an operation rule pins fp32, fp16 or bf16; fp8 is a layer's precision "
+                  "(ops::fp8_linear with the recipe's delayed scaling)");
+    }
     if (rule.precision == precision_mode::float8 && r.precision != precision_mode::float8) {
       recipe_fail(which + " in a precision=" + to_string(r.precision) +
                   " recipe: fp8 layers need the fp8 recipe's delayed scaling; allowed here: fp32, fp16, bf16");

@@ -101,8 +101,18 @@ inline void precision_session::adopt_layer_table(std::vector<layer_precision> ta
           to_string(rule.precision) + "'");
     }
   }
+  std::shared_ptr<const op_precision_list> pinned = operation_precisions(recipe_.overrides);
+  const bool pins_changed = (pinned == nullptr) != (op_precisions_ == nullptr) ||
+                            (pinned != nullptr && *pinned != *op_precisions_) || !overrides_applied_;
+  for (std::size_t k = 0; pins_changed && k < recipe_.overrides.rules.size(); ++k) {
+    const layer_override& rule = recipe_.overrides.rules[k];
+    if (!detail::is_operation_selector(rule.selector)) continue;
+    log("[AMP Override] operation " + rule.selector.substr(1) + ": " + to_string(rule.precision) + ", rule " +
+        std::to_string(k + 1) + " '" + rule.selector + ":" + to_string(rule.precision) + "'");
+  }
   layer_table_ = std::move(table);
   overrides_applied_ = true;
+  op_precisions_ = std::move(pinned);
 }
 
 }  // namespace mixprec

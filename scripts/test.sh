@@ -66,6 +66,16 @@ else
   echo "NOTE: nvcc not found: the CUDA compile checks are SKIPPED in this run."
 fi
 
+# Defined before --quick uses them.
+configure() {  # configure <dir> <extra cmake args...>
+  local dir=$1
+  shift
+  mkdir -p build
+  cmake -S . -B "$dir" -DMIXPREC_WARNINGS_AS_ERRORS=ON "${launcher[@]}" "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+}
+build() { cmake --build "$1" -j"$jobs"; }
+
 if $quick; then
   stage "quick: Release, C++17, no CUDA: build the unit tests"
   # In the compiled mode (the kernels built once, not in each test file): the same bits as
@@ -83,15 +93,6 @@ fi
 stage "clang-format"
 mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.inl')
 clang-format --dry-run --Werror "${sources[@]}"
-
-configure() {  # configure <dir> <extra cmake args...>
-  local dir=$1
-  shift
-  mkdir -p build
-  cmake -S . -B "$dir" -DMIXPREC_WARNINGS_AS_ERRORS=ON "${launcher[@]}" "$@" >"$dir.configure.log" 2>&1 ||
-    { cat "$dir.configure.log"; return 1; }
-}
-build() { cmake --build "$1" -j"$jobs"; }
 
 mkdir -p build
 # Sanitizer builds: -g1 (line tables for the reports; full debug information costs about 15% more

@@ -105,10 +105,17 @@ inline autocast_cache_stats autocast_cache_statistics() noexcept {
 // autocast_result_dtype_as(op, ..., d) is the same rule as inside an enabled scope of d (with
 // the current policy): what an operation on a parameter with a precision override d computes
 // in (parameter.hpp).
+namespace detail {
 template <class Iterator>
-dtype autocast_result_dtype_as(const std::string& op, Iterator first, Iterator last, dtype lower_precision) {
+dtype widest_of(Iterator first, Iterator last) {
   dtype widest = first == last ? dtype::float32 : *first;
   for (; first != last; ++first) widest = promote_types(widest, *first);
+  return widest;
+}
+}  // namespace detail
+template <class Iterator>
+dtype autocast_result_dtype_as(const std::string& op, Iterator first, Iterator last, dtype lower_precision) {
+  const dtype widest = detail::widest_of(first, last);
   switch (current_autocast_policy()->category(op)) {
     case op_category::lower_precision:
       return lower_precision;
@@ -129,9 +136,7 @@ dtype autocast_result_dtype(const std::string& op, Iterator first, Iterator last
     }
   }
   if (state.enabled) return autocast_result_dtype_as(op, first, last, state.lower_precision);
-  dtype widest = first == last ? dtype::float32 : *first;
-  for (; first != last; ++first) widest = promote_types(widest, *first);
-  return widest;
+  return detail::widest_of(first, last);
 }
 inline dtype autocast_result_dtype(const std::string& op, std::initializer_list<dtype> inputs) {
   return autocast_result_dtype(op, inputs.begin(), inputs.end());

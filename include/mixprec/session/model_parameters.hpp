@@ -13,9 +13,10 @@
 // The working dtype is the recipe's (float16 or bfloat16) when the recipe casts the model
 // (cast_model); a parameter registered as normalization stays float32 when the recipe keeps
 // batchnorm in fp32 (Apex O2's keep_batchnorm_fp32), and one whose layer a recipe's override
-// rule puts in another precision is stored in that one (float32, float16 or bfloat16).  Rounding into the working dtype
-// is to nearest even, or with stochastic_rounding stochastic (convert_stochastic_n) with a stream keyed by (seed,
-// update count, parameter index): the same bits in a run and in its continuation from a checkpoint (docs/session.md;
+// rule puts in another precision is stored in that one (float32, float16 or bfloat16).
+// Rounding into the working dtype is to nearest even, or with stochastic_rounding stochastic
+// (convert_stochastic_n) with a stream keyed by (seed, update count, parameter index): the same
+// bits in a run and in its continuation from a checkpoint (docs/session.md;
 // ../shared/reference/recipes-2026.md #9 asks for exactly this).
 //
 // With kahan_summation, a parameter stored in the working dtype without a master keeps a

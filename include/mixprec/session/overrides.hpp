@@ -48,6 +48,22 @@ struct precision_overrides {
   bool empty() const noexcept { return rules.empty(); }
 };
 
+// The dtype a rule's precision puts its layer or operation in: none for fp8 (the layer stays in
+// the fp8 recipe's fp8; an operation rule cannot be fp8).
+inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
+  switch (p) {
+    case precision_mode::float32:
+      return dtype::float32;
+    case precision_mode::float16:
+      return dtype::float16;
+    case precision_mode::bfloat16:
+      return dtype::bfloat16;
+    case precision_mode::float8:
+      break;
+  }
+  return std::nullopt;
+}
+
 // The precision a parameter's layer trains in, as the rules decide it.
 struct layer_precision {
   std::size_t parameter = 0;  // registration index
@@ -153,6 +169,9 @@ inline void check_selector(const std::string& selector, std::size_t number) {
 
 }  // namespace detail
 
+// "SELECTOR:PRECISION", as the rule is written (and read back by parse_overrides).
+inline std::string rule_text(const layer_override& rule) { return rule.selector + ":" + to_string(rule.precision); }
+
 // Reads "none" or SELECTOR:PRECISION rules separated by commas; recipe_error names the rule and
 // what is allowed.
 inline precision_overrides parse_overrides(std::string_view text) {
@@ -197,9 +216,7 @@ inline precision_overrides parse_overrides(std::string_view text) {
 inline std::string overrides_text(const precision_overrides& o) {
   if (o.empty()) return "none";
   std::string out;
-  for (const layer_override& rule : o.rules) {
-    out.append(out.empty() ? "" : ",").append(rule.selector).append(":").append(to_string(rule.precision));
-  }
+  for (const layer_override& rule : o.rules) out.append(out.empty() ? "" : ",").append(rule_text(rule));
   return out;
 }
 
@@ -256,7 +273,7 @@ inline std::vector<layer_precision> resolve_overrides(const precision_overrides&
             .append("'");
       }
       if (layers.size() > 16) known.append(", ... (" + std::to_string(layers.size()) + " in all)");
-      detail::override_fail("rule " + std::to_string(k + 1) + " '" + rule.selector + ":" + to_string(rule.precision) +
+      detail::override_fail("rule " + std::to_string(k + 1) + " '" + rule_text(rule) +
                             "' matches no parameter; the layers are " + (layers.empty() ? "none" : known));
     }
   }
@@ -268,11 +285,8 @@ inline std::vector<layer_precision> resolve_overrides(const precision_overrides&
 inline std::shared_ptr<const op_precision_list> operation_precisions(const precision_overrides& o) {
   auto list = std::make_shared<op_precision_list>();
   for (const layer_override& rule : o.rules) {
-    if (!detail::is_operation_selector(rule.selector)) continue;
-    const dtype d = rule.precision == precision_mode::float16    ? dtype::float16
-                    : rule.precision == precision_mode::bfloat16 ? dtype::bfloat16
-                                                                 : dtype::float32;
-    list->emplace_back(rule.selector.substr(1), d);
+    const std::optional<dtype> d = override_dtype_of(rule.precision);  // validate() refuses fp8 here
+    if (detail::is_operation_selector(rule.selector) && d) list->emplace_back(rule.selector.substr(1), *d);
   }
   if (list->empty()) return nullptr;
   return list;
@@ -290,8 +304,8 @@ inline void check_operation_rules(const precision_overrides& o, const std::vecto
     std::string list;
     for (std::size_t i = 0; i < known.size() && i < 24; ++i) list.append(i ? ", " : "").append(known[i]);
     if (known.size() > 24) list.append(", ... (" + std::to_string(known.size()) + " in all)");
-    detail::override_fail("rule " + std::to_string(k + 1) + " '" + detail::printable(rule.selector) + ":" +
-                          to_string(rule.precision) + "' names no operation; the operations are " + list);
+    detail::override_fail("rule " + std::to_string(k + 1) + " '" + rule_text(rule) +
+                          "' names no operation; the operations are " + list);
   }
 }
 

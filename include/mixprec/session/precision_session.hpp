@@ -483,18 +483,7 @@ class precision_session {
     return resolve_overrides(r.overrides, names, r.precision);
   }
   static std::optional<dtype> override_dtype(const layer_precision& row) noexcept {
-    if (!row.rule) return std::nullopt;
-    switch (row.precision) {
-      case precision_mode::float32:
-        return dtype::float32;
-      case precision_mode::float16:
-        return dtype::float16;
-      case precision_mode::bfloat16:
-        return dtype::bfloat16;
-      case precision_mode::float8:
-        break;  // the layer stays in the fp8 recipe's fp8
-    }
-    return std::nullopt;
+    return row.rule ? override_dtype_of(row.precision) : std::nullopt;
   }
   static parameter_storage storage_of(const recipe& r, const std::vector<layer_precision>& table) {
     parameter_storage s = storage_of(r);

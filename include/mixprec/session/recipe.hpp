@@ -330,11 +330,10 @@ inline void validate(const recipe& r) {
   }
   for (std::size_t k = 0; k < r.overrides.rules.size(); ++k) {
     const layer_override& rule = r.overrides.rules[k];
-    const std::string which = "override rule " + std::to_string(k + 1) + " '" + detail::printable(rule.selector) + ":" +
-                              to_string(rule.precision) + "'";
+    detail::check_selector(rule.selector, k + 1);  // first: `which` quotes the selector
+    const std::string which = "override rule " + std::to_string(k + 1) + " '" + rule_text(rule) + "'";
     if (static_cast<unsigned>(rule.precision) > 3u)
       recipe_fail(which + ": precision is not one of fp32, fp16, bf16, fp8");
-    detail::check_selector(rule.selector, k + 1);
     if (detail::is_operation_selector(rule.selector) && rule.precision == precision_mode::float8) {
       recipe_fail(which +
                   ": an operation rule pins fp32, fp16 or bf16; fp8 is a layer's precision "

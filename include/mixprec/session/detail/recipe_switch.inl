@@ -97,8 +97,7 @@ inline void precision_session::adopt_layer_table(std::vector<layer_precision> ta
       if (!row.rule) continue;
       const layer_override& rule = recipe_.overrides.rules[*row.rule];
       log("[AMP Override] " + row.parameter_name + " (layer " + std::to_string(row.layer) + " '" + row.layer_name +
-          "'): " + to_string(row.precision) + ", rule " + std::to_string(*row.rule + 1) + " '" + rule.selector + ":" +
-          to_string(rule.precision) + "'");
+          "'): " + to_string(row.precision) + ", rule " + std::to_string(*row.rule + 1) + " '" + rule_text(rule) + "'");
     }
   }
   std::shared_ptr<const op_precision_list> pinned = operation_precisions(recipe_.overrides);
@@ -108,7 +107,7 @@ inline void precision_session::adopt_layer_table(std::vector<layer_precision> ta
     const layer_override& rule = recipe_.overrides.rules[k];
     if (!detail::is_operation_selector(rule.selector)) continue;
     log("[AMP Override] operation " + rule.selector.substr(1) + ": " + to_string(rule.precision) + ", rule " +
-        std::to_string(k + 1) + " '" + rule.selector + ":" + to_string(rule.precision) + "'");
+        std::to_string(k + 1) + " '" + rule_text(rule) + "'");
   }
   layer_table_ = std::move(table);
   overrides_applied_ = true;

@@ -399,6 +399,14 @@ TEST_CASE("fp8 block functions refuse bad arguments with the value and the limit
   o.amax_epsilon = -1.0f;
   CHECK_THROWS_WITH(fp8_block_quantize<float8_e4m3fn>(x.data(), 2, 128, 128, o),
                     Catch::Contains("amax_epsilon is -1, it must be finite and >= 0"));
+  o = {};
+  o.stochastic.enabled = true;
+  o.stochastic.random_bits = 12;
+  CHECK_THROWS_WITH(fp8_block_quantize<float8_e4m3fn>(x.data(), 2, 128, 128, o),
+                    Catch::Contains("fp8_block_quantize: random_bits is 12; allowed: 8, 16 or 32"));
+  o.stochastic.enabled = false;  // unchecked while off
+  CHECK_NOTHROW(fp8_block_quantize<float8_e4m3fn>(x.data(), 2, 128, 128, o));
+  o = {};
   o.amax_epsilon = qnan;
   CHECK_THROWS_AS(fp8_block_quantize<float8_e4m3fn>(x.data(), 2, 128, 128, o), invalid_argument);
   CHECK_THROWS_WITH(fp8_block_quantize<float8_e4m3fn>(static_cast<const float*>(nullptr), 2, 128, 128),
@@ -413,4 +421,147 @@ TEST_CASE("fp8 block functions refuse bad arguments with the value and the limit
   CHECK(empty.block_rows() == 0);
   CHECK(empty.block_cols() == 1);
   fp8_block_dequantize(empty, nullptr, 0);
+}
+
+// ---- stochastic rounding (issue 16, item 5) ----
+
+TEST_CASE("k-bit stochastic rounding: 2^k random values round away floor(fraction · 2^k) times",
+          "[blockscale][fp8_block][sr]") {
+  // e4m3 between 1 and 1.125 (gap 2^-3), e5m2 between -2 and -2.5 (gap 2^-1): fraction m / 2^20,
+  // exact in float (the value has at most 24 significant bits).
+  const std::uint32_t numerators[] = {0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 524287, 524288, 699050, 1048575};
+  for (const int k : {8, 16, 32}) {
+    block_stochastic_rounding sr;
+    sr.enabled = true;
+    sr.random_bits = k;
+    for (const std::uint32_t m : numerators) {
+      const double fraction = static_cast<double>(m) / 1048576.0;
+      const auto floor_f = static_cast<std::uint64_t>(std::floor(fraction * std::ldexp(1.0, k)));
+      const float x4 = static_cast<float>(1.0 + fraction * 0.125), x5 = static_cast<float>(-2.0 - fraction * 0.5);
+      INFO("k " << k << " fraction " << m << "/2^20");
+      if (k <= 16) {
+        std::uint64_t away4 = 0, away5 = 0, others = 0;
+        for (std::uint32_t r = 0; r < (1u << k); ++r) {
+          const std::uint32_t random = r | (0xC3C3'0000u << (k - 8));  // bits above k are ignored
+          const auto q4 = convert_stochastic<float8_e4m3fn>(x4, sr.aligned(random), overflow::saturate);
+          const auto q5 = convert_stochastic<float8_e5m2>(x5, sr.aligned(random), overflow::saturate);
+          away4 += static_cast<float>(q4) == 1.125f;
+          away5 += static_cast<float>(q5) == -2.5f;
+          others += (static_cast<float>(q4) != 1.0f && static_cast<float>(q4) != 1.125f) ||
+                    (static_cast<float>(q5) != -2.0f && static_cast<float>(q5) != -2.5f);
+        }
+        CHECK(away4 == floor_f);
+        CHECK(away5 == floor_f);
+        CHECK(others == 0);
+      } else {  // the decision's edge: away iff floor(f · 2^32) + r >= 2^32
+        const std::uint64_t edge = (std::uint64_t{1} << 32) - floor_f;
+        if (edge <= 0xFFFF'FFFFu) {
+          CHECK(static_cast<float>(
+                    convert_stochastic<float8_e4m3fn>(x4, sr.aligned(static_cast<std::uint32_t>(edge)))) == 1.125f);
+        }
+        if (floor_f > 0) {
+          CHECK(static_cast<float>(
+                    convert_stochastic<float8_e4m3fn>(x4, sr.aligned(static_cast<std::uint32_t>(edge - 1)))) == 1.0f);
+        }
+      }
+    }
+  }
+}
+
+namespace {
+
+block_stochastic_rounding stochastic_stream(int k) {
+  block_stochastic_rounding sr;
+  sr.enabled = true;
+  sr.seed = 0x0123'4567'89AB'CDEFu;
+  sr.tensor_id = 11;
+  sr.step = 5;
+  sr.random_bits = k;
+  return sr;
+}
+
+// Quantises x both ways and checks every stochastic code against convert_stochastic of the
+// scaled element with word r · cols + c, the scales against round to nearest's; returns how
+// many codes moved off the nearest one.
+template <class T, class In>
+std::size_t check_stochastic_codes(const std::vector<In>& x, std::size_t rows, std::size_t cols,
+                                   const fp8_block_options& o) {
+  fp8_block_options nearest = o;
+  nearest.stochastic.enabled = false;
+  const auto sr = fp8_block_quantize<T>(x.data(), rows, cols, cols, o);
+  const auto rn = fp8_block_quantize<T>(x.data(), rows, cols, cols, nearest);
+  std::size_t bad = 0, moved = 0;
+  for (std::size_t i = 0; i < rn.block_rows(); ++i) {
+    for (std::size_t j = 0; j < rn.block_cols(); ++j) bad += bits_of(sr.scale_inv(i, j)) != bits_of(rn.scale_inv(i, j));
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float v = static_cast<float>(x[r * cols + c]), s = rn.scale_inv_at(r, c);
+      // The encode factor each rule applies: DeepSeek-V3 divides by its decode scale, TE
+      // multiplies by its encode scale, whose inverse the decode scale is (a power of two here).
+      const float scaled =
+          o.rule == fp8_block_rule::deepseek_v3 ? mixprec::detail::divide_nearest(v, s) : v * (1.0f / s);
+      const T want = convert_stochastic<T>(scaled, o.stochastic.word(std::uint64_t{r} * cols + c), overflow::saturate);
+      bad += sr.element(r, c).bits() != want.bits();
+      moved += sr.element(r, c).bits() != rn.element(r, c).bits();
+    }
+  }
+  CHECK(bad == 0);
+  return moved;
+}
+
+}  // namespace
+
+TEST_CASE("fp8 block stochastic quantisation: element (r, c) uses word r · cols + c; scales stay round to nearest",
+          "[blockscale][fp8_block][sr]") {
+  const std::size_t rows = 130, cols = 257;
+  const std::vector<float> x = awkward_data(rows, cols, false);
+  for (const int k : {8, 16, 32}) {
+    for (fp8_block_rule rule : {fp8_block_rule::transformer_engine, fp8_block_rule::deepseek_v3}) {
+      for (fp8_block_kind kind : {fp8_block_kind::row_1x128, fp8_block_kind::tile_128x128}) {
+        fp8_block_options o;
+        o.rule = rule;
+        o.kind = kind;
+        o.stochastic = stochastic_stream(k);
+        INFO("k " << k << " rule " << static_cast<int>(rule) << " kind " << to_string(kind));
+        CHECK(check_stochastic_codes<float8_e4m3fn>(x, rows, cols, o) > 0);
+        if (rule != fp8_block_rule::deepseek_v3) CHECK(check_stochastic_codes<float8_e5m2>(x, rows, cols, o) > 0);
+      }
+    }
+  }
+  std::vector<bfloat16> b(rows * cols);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = bfloat16(x[i]);
+  fp8_block_options o;
+  o.stochastic = stochastic_stream(8);
+  CHECK(check_stochastic_codes<float8_e4m3fn>(b, rows, cols, o) > 0);
+}
+
+TEST_CASE("fp8 block stochastic quantisation depends on (seed, tensor id, step) and nothing else",
+          "[blockscale][fp8_block][sr]") {
+  const std::size_t rows = 40, cols = 200;
+  const std::vector<float> x = awkward_data(rows, cols, true);
+  fp8_block_options o;
+  o.stochastic = stochastic_stream(16);
+  const auto base = fp8_block_quantize<float8_e4m3fn>(x.data(), rows, cols, cols, o);
+  const auto count_differences = [&](const fp8_block_matrix<float8_e4m3fn>& m) {
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < rows * cols; ++i) differ += m.data()[i].bits() != base.data()[i].bits();
+    return differ;
+  };
+  on_every_path_and_thread_count([&] {  // the same bits on every path
+    CHECK(count_differences(fp8_block_quantize<float8_e4m3fn>(x.data(), rows, cols, cols, o)) == 0);
+  });
+  for (int which = 0; which < 3; ++which) {
+    fp8_block_options changed = o;
+    if (which == 0) changed.stochastic.seed += 1;
+    if (which == 1) changed.stochastic.tensor_id += 1;
+    if (which == 2) changed.stochastic.step += 1;
+    CHECK(count_differences(fp8_block_quantize<float8_e4m3fn>(x.data(), rows, cols, cols, changed)) > 0);
+  }
+  // NaN and inf inputs keep their round-to-nearest codes (the stream cannot move a special value).
+  fp8_block_options nearest;
+  const auto rn = fp8_block_quantize<float8_e4m3fn>(x.data(), rows, cols, cols, nearest);
+  for (const std::size_t i : {3 * cols + 5, 4 * cols + 130, 8 * cols + 1}) {
+    CHECK(base.data()[i].bits() == rn.data()[i].bits());
+  }
 }

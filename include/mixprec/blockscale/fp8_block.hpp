@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../block_stochastic_rounding.hpp"
 #include "../bulk/dispatch.hpp"
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
@@ -49,6 +50,9 @@ struct fp8_block_options {
   // of two (TE's default, !NVTE_FP8_BLOCK_SCALING_FP32_SCALES), and the floor of the amax.
   bool power_2_scales = true;
   float amax_epsilon = 0.0f;
+  // Stochastic rounding of the elements (the scales always round to nearest): element (r, c)
+  // takes the random word of index r · cols + c (block_stochastic_rounding.hpp).
+  block_stochastic_rounding stochastic{};
 };
 
 template <class T>
@@ -145,6 +149,7 @@ inline void check_fp8_block_options(const char* function, const fp8_block_option
     throw invalid_argument(std::string(function) + ": amax_epsilon is " + mixprec::detail::number_text(o.amax_epsilon) +
                            ", it must be finite and >= 0");
   }
+  o.stochastic.check(function);
 }
 
 inline void check_float_matrix(const char* function, const char* name, const void* matrix, std::size_t rows,
@@ -191,6 +196,18 @@ void multiply_and_convert(const In* x, std::size_t n, T* q, float scale) {
   }
 }
 
+// q[c] = the element of x[c] · scale (or x[c] / divisor, correctly rounded, for deepseek_v3)
+// rounded stochastically with the words of indices first, first + 1, ...; saturating.
+template <class T, class In>
+void convert_stochastically(const In* x, std::size_t n, T* q, float scale, bool divide,
+                            const block_stochastic_rounding& sr, std::uint64_t first) {
+  for (std::size_t c = 0; c < n; ++c) {
+    const float v = static_cast<float>(x[c]);
+    const float scaled = divide ? mixprec::detail::divide_nearest(v, scale) : v * scale;
+    q[c] = convert_stochastic<T>(scaled, sr.word(first + c), overflow::saturate);
+  }
+}
+
 }  // namespace detail
 
 // Quantises the rows × cols matrix a (row-major, leading dimension lda; float or bfloat16) into
@@ -214,6 +231,11 @@ fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_
       if (options.rule == fp8_block_rule::deepseek_v3) {
         const float s = deepseek_block_scale(amax, largest);
         for (std::size_t r = r0; r < r1; ++r) {
+          if (options.stochastic.enabled) {
+            detail::convert_stochastically(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, s, true,
+                                           options.stochastic, std::uint64_t{r} * cols + c0);
+            continue;
+          }
           for (std::size_t c = c0; c < c1; ++c) {
             m.data()[r * cols + c] = convert<T>(mixprec::detail::divide_nearest(static_cast<float>(a[r * lda + c]), s),
                                                 rounding::nearest_even, overflow::saturate);
@@ -227,7 +249,12 @@ fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_
                 : te_reference_block_scale(amax, largest, options.power_2_scales, options.amax_epsilon,
                                            value_for_inf<In>());
         for (std::size_t r = r0; r < r1; ++r) {
-          detail::multiply_and_convert(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale);
+          if (options.stochastic.enabled) {
+            detail::convert_stochastically(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale, false,
+                                           options.stochastic, std::uint64_t{r} * cols + c0);
+          } else {
+            detail::multiply_and_convert(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale);
+          }
         }
         scale_inv = 1.0f / scale;
       }

@@ -14,6 +14,11 @@
 // rows·cols + c·rows + r, from Philox-4x32-10 keyed by seed at the counter (i / 4, tensor id,
 // step) (detail/philox.hpp), and uses its low k bits; so the codes depend only on the input and
 // (seed, tensor id, step), never on the threads (set_bulk_threads) that split the lines.
+//
+// With columnwise_rht.enabled the column-wise copy is quantised from the random Hadamard transform
+// of the input's columns (hadamard.hpp; rows a multiple of 16), its own amax taken after the
+// transform, as TE's NVFP4 recipe does for the wgrad operands (reference_nvfp4.py _quantize); the
+// copy's values, and what nvfp4_dequantize returns for it, are the transformed matrix's.
 #pragma once
 
 #include <algorithm>
@@ -27,6 +32,7 @@
 #include "../errors.hpp"
 #include "../mx/packing.hpp"
 #include "../mx/quantize.hpp"
+#include "hadamard.hpp"
 #include "nvfp4_rules.hpp"
 
 namespace mixprec::blockscale {
@@ -44,24 +50,34 @@ struct nvfp4_stochastic_rounding {
   int random_bits = 32;  // k: 8, 16 or 32
 };
 
+// TE's random Hadamard transform of the column-wise copy (with_rht): ignored without that copy.
+struct nvfp4_rht {
+  bool enabled = false;
+  rht_sign_vector signs = te_rht_sign_vector;
+};
+
 struct nvfp4_options {
   nvfp4_rule rule = nvfp4_rule::transformer_engine;
   nvfp4_tile tile = nvfp4_tile::row_16;
   bool rowwise = true;
   bool columnwise = false;
   nvfp4_stochastic_rounding stochastic{};
+  nvfp4_rht columnwise_rht{};
 };
 
 // One quantised copy of a rows × cols matrix.  Its lines are the rows (row-wise copy) or the
 // columns (column-wise copy); each line is cut into blocks of 16, the last one padded with zero
 // codes.  Block j of line l: 8 bytes of packed codes (mx/packing.hpp: element 2k in the low
-// nibble of byte k) and one ue4m3 scale, stored line by line.
+// nibble of byte k) and one ue4m3 scale, stored line by line.  hadamard_transformed: the lines hold
+// the random Hadamard transform of the matrix's lines (hadamard.hpp, 16 elements at a time along
+// the line), not the matrix: nvfp4_quantize's column-wise copy with columnwise_rht.
 class nvfp4_matrix {
  public:
-  nvfp4_matrix(std::size_t rows, std::size_t cols, bool columnwise, nvfp4_rule rule)
+  nvfp4_matrix(std::size_t rows, std::size_t cols, bool columnwise, nvfp4_rule rule, bool hadamard_transformed = false)
       : rows_(rows),
         cols_(cols),
         columnwise_(columnwise),
+        hadamard_transformed_(hadamard_transformed),
         rule_(rule),
         blocks_per_line_((line_length() + nvfp4_block_size - 1) / nvfp4_block_size),
         data_(lines() * blocks_per_line_ * (nvfp4_block_size / 2)),
@@ -70,6 +86,7 @@ class nvfp4_matrix {
   std::size_t rows() const noexcept { return rows_; }
   std::size_t cols() const noexcept { return cols_; }
   bool columnwise() const noexcept { return columnwise_; }
+  bool hadamard_transformed() const noexcept { return hadamard_transformed_; }
   nvfp4_rule rule() const noexcept { return rule_; }
   std::size_t lines() const noexcept { return columnwise_ ? cols_ : rows_; }
   std::size_t line_length() const noexcept { return columnwise_ ? rows_ : cols_; }
@@ -108,6 +125,18 @@ class nvfp4_matrix {
     return q * static_cast<float>(s) * decode_scale_;
   }
 
+  // The other copy of the transpose, with the same bytes: the column-wise copy of X is the row-wise
+  // copy of Xᵀ and back (the same lines, blocked the same way).  For the wgrad GEMM dW = dYᵀ · X
+  // on two column-wise (Hadamard-transformed) copies: nvfp4_gemm(1, dY.columnwise->transposed(),
+  // *X.columnwise, ...).
+  nvfp4_matrix transposed() const {
+    nvfp4_matrix t(cols_, rows_, !columnwise_, rule_, hadamard_transformed_);
+    t.data_ = data_;
+    t.scales_ = scales_;
+    t.set_tensor_scale(amax_, tensor_scale_, decode_scale_);
+    return t;
+  }
+
   void set_tensor_scale(float amax, float tensor_scale, float decode_scale) noexcept {
     amax_ = amax;
     tensor_scale_ = tensor_scale;
@@ -116,7 +145,7 @@ class nvfp4_matrix {
 
  private:
   std::size_t rows_, cols_;
-  bool columnwise_;
+  bool columnwise_, hadamard_transformed_;
   nvfp4_rule rule_;
   std::size_t blocks_per_line_;
   std::vector<unsigned char> data_;
@@ -147,6 +176,7 @@ inline void check_nvfp4_options(const nvfp4_options& o) {
   if (o.stochastic.enabled && k != 8 && k != 16 && k != 32) {
     throw invalid_argument("nvfp4_quantize: random_bits is " + std::to_string(k) + "; allowed: 8, 16 or 32");
   }
+  if (o.columnwise_rht.enabled) rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs);
 }
 
 // Largest magnitude bits of the rows × cols matrix a, or of its 16×16 tile (ti, tj).
@@ -159,12 +189,39 @@ inline std::uint32_t nvfp4_amax_bits(const float* a, std::size_t lda, std::size_
   return largest;
 }
 
+// The amax bits of the random Hadamard transform of a's columns (rows a multiple of 16), and the
+// 16×16 tiles' amax bits of that transform into tile_amax when it is not empty (sized as the
+// tiles).  The transform is recomputed when the lines are quantised, bit for bit the same.
+inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::size_t rows, std::size_t cols,
+                                         std::uint32_t negative, std::vector<std::uint32_t>& tile_amax) noexcept {
+  const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size;
+  std::uint32_t largest = 0;
+  for (std::size_t r0 = 0; r0 < rows; r0 += nvfp4_block_size) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      float v[hadamard_size];
+      for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = a[(r0 + i) * lda + c];
+      rht16(v, negative);
+      std::uint32_t chunk = 0;
+      for (const float x : v) chunk = std::max(chunk, nvfp4_magnitude_bits(x));
+      largest = std::max(largest, chunk);
+      if (!tile_amax.empty()) {
+        std::uint32_t& tile = tile_amax[(r0 / nvfp4_block_size) * across + c / nvfp4_block_size];
+        tile = std::max(tile, chunk);
+      }
+    }
+  }
+  return largest;
+}
+
 // Lines [first, last) of copy m from a (row-major, lda).  tile_amax: the 16×16 tiles' amax bits
-// (row-major over tiles of the matrix) or empty for 1×16 blocks.
+// (row-major over tiles of the matrix; of the transform for a Hadamard-transformed copy) or empty
+// for 1×16 blocks.
 inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& m,
                                  const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o, std::size_t first,
                                  std::size_t last) {
   const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
+  const bool rht = m.hadamard_transformed();  // a column-wise copy whose length is a multiple of 16
+  const std::uint32_t negative = rht ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
   const std::size_t length = m.line_length(), tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
   const float multiplier = te_nvfp4_block_multiplier(m.tensor_scale());
   const std::uint64_t index_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
@@ -174,11 +231,10 @@ inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& 
     for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
       const std::size_t p0 = j * nvfp4_block_size, p1 = std::min(length, p0 + nvfp4_block_size);
       float x[nvfp4_block_size] = {};  // the block, zero-padded
+      for (std::size_t p = p0; p < p1; ++p) x[p - p0] = by_columns ? a[p * lda + line] : a[line * lda + p];
+      if (rht) rht16(x, negative);
       std::uint32_t amax_bits = 0;
-      for (std::size_t p = p0; p < p1; ++p) {
-        x[p - p0] = by_columns ? a[p * lda + line] : a[line * lda + p];
-        amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(x[p - p0]));
-      }
+      for (const float v : x) amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(v));
       if (!tile_amax.empty()) {
         const std::size_t tile_row = (by_columns ? j : line / nvfp4_block_size);
         const std::size_t tile_col = (by_columns ? line / nvfp4_block_size : j);
@@ -217,12 +273,17 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
                                    const nvfp4_options& options = {}) {
   mixprec::detail::check_mx_arguments("nvfp4_quantize", a, rows, cols, lda);
   detail::check_nvfp4_options(options);
+  const bool rht = options.columnwise && options.columnwise_rht.enabled;
+  if (rht && rows % hadamard_size != 0) {
+    throw invalid_argument("nvfp4_quantize: columnwise_rht transforms each column in chunks of 16 rows; rows = " +
+                           std::to_string(rows) + " is not a multiple of 16");
+  }
   nvfp4_tensor t;
   t.rows = rows;
   t.cols = cols;
-  const float amax = rows == 0 || cols == 0
-                         ? 0.0f
-                         : mixprec::detail::bit_cast<float>(detail::nvfp4_amax_bits(a, lda, 0, rows, 0, cols));
+  const float global_amax = rows == 0 || cols == 0
+                                ? 0.0f
+                                : mixprec::detail::bit_cast<float>(detail::nvfp4_amax_bits(a, lda, 0, rows, 0, cols));
   std::vector<std::uint32_t> tile_amax;
   if (options.tile == nvfp4_tile::square_16) {
     const std::size_t down = (rows + nvfp4_block_size - 1) / nvfp4_block_size;
@@ -236,8 +297,19 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
       }
     }
   }
+  // The transformed column-wise copy has its own amax and tile amaxes, taken after the transform.
+  float rht_amax = 0.0f;
+  std::vector<std::uint32_t> rht_tile_amax(tile_amax.size(), 0u);
+  if (rht) {
+    const std::uint32_t negative = detail::rht_negative_mask("nvfp4_quantize", options.columnwise_rht.signs);
+    rht_amax =
+        mixprec::detail::bit_cast<float>(detail::nvfp4_rht_amax_bits(a, lda, rows, cols, negative, rht_tile_amax));
+  }
   const auto make = [&](bool columnwise) {
-    nvfp4_matrix m(rows, cols, columnwise, options.rule);
+    const bool transformed = columnwise && rht;
+    const float amax = transformed ? rht_amax : global_amax;
+    const std::vector<std::uint32_t>& tiles = transformed ? rht_tile_amax : tile_amax;
+    nvfp4_matrix m(rows, cols, columnwise, options.rule, transformed);
     if (options.rule == nvfp4_rule::transformer_engine) {
       const float encode = te_nvfp4_encode_scale(amax);
       m.set_tensor_scale(amax, encode, 1.0f / encode);
@@ -246,7 +318,7 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
       m.set_tensor_scale(amax, p, p);
     }
     mixprec::detail::for_each_share(m.lines(), rows * cols, [&](std::size_t first, std::size_t last) {
-      detail::nvfp4_quantize_lines(a, lda, m, tile_amax, options, first, last);
+      detail::nvfp4_quantize_lines(a, lda, m, tiles, options, first, last);
     });
     return m;
   };
@@ -255,7 +327,9 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
   return t;
 }
 
-// out[r * ldo + c] = m.value(r, c) for every element of the matrix, whichever copy m is.
+// out[r * ldo + c] = m.value(r, c) for every element of the matrix, whichever copy m is.  For a
+// hadamard_transformed() copy these are the transformed matrix's values (a column-wise copy's:
+// hadamard16_columns_inverse maps them back; a transposed() one's: hadamard16_inverse on each row).
 inline void nvfp4_dequantize(const nvfp4_matrix& m, float* out, std::size_t ldo) {
   mixprec::detail::check_mx_arguments("nvfp4_dequantize", out, m.rows(), m.cols(), ldo);
   for (std::size_t r = 0; r < m.rows(); ++r) {

@@ -44,6 +44,13 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
                            (a.columnwise() ? "columnwise" : "rowwise") + " and B " +
                            (b.columnwise() ? "columnwise" : "rowwise"));
   }
+  if (a.hadamard_transformed() != b.hadamard_transformed()) {
+    // One operand transformed along K and the other not: the product is neither the untransformed
+    // one nor anything else meaningful (hadamard.hpp: only (S·H/4)(S·H/4)ᵀ = I cancels).
+    throw invalid_argument(std::string("nvfp4_gemm: A's copy is ") + (a.hadamard_transformed() ? "" : "not ") +
+                           "Hadamard-transformed and B's copy is " + (b.hadamard_transformed() ? "" : "not ") +
+                           "(both or neither must be)");
+  }
   const std::size_t M = a.rows(), N = b.cols(), K = a.cols();
   if (b.rows() != K) {
     throw invalid_argument("nvfp4_gemm: A is " + std::to_string(M) + " × " + std::to_string(K) + " but B is " +

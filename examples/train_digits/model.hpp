@@ -15,9 +15,13 @@
 //                      activations and weights, e5m2 gradients)
 //   mxfp8              ops::mx_linear: OCP MX blocks of 32 with e8m0 scales (e4m3 forward, e5m2
 //                      gradients)
+//   fp8_block          ops::fp8_block_linear: Transformer Engine's Float8BlockScaling (DeepSeek-V3's
+//                      recipe): e4m3 everywhere, 1×128 blocks for activations and gradients,
+//                      128×128 for weights, power-of-two scales
 #pragma once
 
 #include <mixprec/mixprec.hpp>
+#include <mixprec/ops/fp8_block_linear.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -33,7 +37,7 @@ using mixprec::dtype;
 using mixprec::matrix;
 using mixprec::parameter;
 
-enum class precision { fp32, fp16, bf16, fp8, mxfp8 };
+enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block };
 
 struct layer_sizes {
   std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
@@ -89,6 +93,8 @@ class mlp {
         return ops::fp8_linear(x, weights_[l], biases_[l], *fp8, l);
       case precision::mxfp8:
         return ops::mx_linear<mixprec::float8_e4m3fn>(x, weights_[l], biases_[l]);
+      case precision::fp8_block:
+        return ops::fp8_block_linear(x, weights_[l], biases_[l]);
       default:
         return ops::linear(x, weights_[l], biases_[l]);
     }
@@ -100,6 +106,8 @@ class mlp {
         return ops::fp8_linear_backward(dy, x, weights_[l], biases_[l], *fp8, l);
       case precision::mxfp8:
         return ops::mx_linear_backward<mixprec::float8_e5m2, mixprec::float8_e4m3fn>(dy, x, weights_[l], biases_[l]);
+      case precision::fp8_block:
+        return ops::fp8_block_linear_backward(dy, x, weights_[l], biases_[l]);
       default:
         return ops::linear_backward(dy, x, weights_[l], biases_[l]);
     }

@@ -38,15 +38,17 @@ namespace {
 using namespace train_digits;
 using namespace mixprec_example;
 
-// What --compare runs: the baseline, fp16 without and with each scaling policy, bf16, fp8, MXFP8.
+// What --compare runs: the baseline, fp16 without and with each scaling policy, bf16, fp8, MXFP8 and
+// fp8 blocks (1×128 / 128×128).
 const recipe compared_recipes[] = {
     {precision::fp32, scaling::none},    {precision::fp16, scaling::none},       {precision::fp16, scaling::fixed},
     {precision::fp16, scaling::dynamic}, {precision::fp16, scaling::hysteresis}, {precision::bf16, scaling::none},
-    {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},
+    {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},      {precision::fp8_block, scaling::none},
 };
 
 precision parse_precision(const std::string& name) {
-  for (precision p : {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8}) {
+  for (precision p :
+       {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8, precision::fp8_block}) {
     if (name == to_string(p)) return p;
   }
   throw usage_error("unknown precision '" + name + "'");
@@ -262,10 +264,11 @@ int run(int argc, char** argv) {
   long epochs = 20, seed = 1, shift = 18, seeds = 3;
   bool compare = false, quick = false, benchmark_mode = false;
   benchmark_settings bench;
-  command_line options("train_digits",
-                       "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8 or MXFP8, with or without loss "
-                       "scaling (mixprec operations on a precision_session).");
-  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8"}, "the recipe's precision (fp32)",
+  command_line options(
+      "train_digits",
+      "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8 or fp8 blocks, with or without loss "
+      "scaling (mixprec operations on a precision_session).");
+  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block"}, "the recipe's precision (fp32)",
                  precision_name);
   options.choice("--scaling", {"none", "static", "dynamic", "hysteresis"},
                  "loss scaling (dynamic for fp16, none otherwise)", scaling_name);
@@ -356,8 +359,9 @@ int run(int argc, char** argv) {
     if (compare || benchmark_mode) {
       throw usage_error("--override changes one run's recipe; it does not go with --compare or --benchmark");
     }
-    if (precision_name == "mxfp8") {
-      throw usage_error("--override does not go with --precision mxfp8 (its MX layers are not a session precision)");
+    if (precision_name == "mxfp8" || precision_name == "fp8_block") {
+      throw usage_error("--override does not go with --precision " + precision_name +
+                        " (its block-scaled layers are not a session precision)");
     }
     // Checked against the model's layers now, before any output (the session checks them again).
     std::vector<std::string> names;

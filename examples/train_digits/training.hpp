@@ -34,6 +34,8 @@ inline const char* to_string(precision p) {
       return "fp8";
     case precision::mxfp8:
       return "mxfp8";
+    case precision::fp8_block:
+      return "fp8_block";
   }
   return "?";
 }
@@ -148,9 +150,10 @@ struct run_result {
 };
 
 // The session recipe of a train_digits recipe: mixprec's named recipe of that precision, with the
-// scaling asked for.  MXFP8 trains its linear layers in MX blocks (ops::mx_linear) and everything
-// else in float32, so its session recipe is fp32's (no autocast, no loss scaling).  fp16 without
-// scaling is the experiment that shows the underflow, so it turns the recipe's safety check off.
+// scaling asked for.  MXFP8 and fp8_block train their linear layers in blocks (ops::mx_linear,
+// ops::fp8_block_linear) and everything else in float32, so their session recipe is fp32's (no autocast, no loss
+// scaling).  fp16 without scaling is the experiment that shows the underflow, so it turns the recipe's safety check
+// off.
 inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
   mixprec::recipe s = r.p == precision::fp16   ? mixprec::recipes::fp16()
                       : r.p == precision::bf16 ? mixprec::recipes::bf16()

@@ -5,37 +5,12 @@
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "ops_reference.hpp"
 
 using namespace mixprec;
 using namespace ops_test;
-
-namespace {
-
-std::vector<float> floats_of(const matrix& m, bool transposed = false) {
-  const matrix copy = matrix::copy_of(transposed ? m.view().transposed() : m.view());
-  return std::vector<float>(copy.data<float>(), copy.data<float>() + copy.size());
-}
-
-bool same_floats(const matrix& m, const std::vector<float>& v) {
-  return m.size() == v.size() && std::memcmp(m.data<float>(), v.data(), v.size() * sizeof(float)) == 0;
-}
-
-double relative_error(const matrix& got, const matrix& reference) {
-  double difference = 0, norm = 0;
-  for (std::size_t k = 0; k < got.size(); ++k) {
-    const double d = static_cast<double>(got.data<float>()[k]) - reference.data<float>()[k];
-    difference += d * d;
-    norm += static_cast<double>(reference.data<float>()[k]) * reference.data<float>()[k];
-  }
-  return std::sqrt(difference / norm);
-}
-
-}  // namespace
 
 TEST_CASE("mx_linear and its backward are mx_quantize + mx_gemm along the inner dimensions", "[ops][mx]") {
   const std::size_t batch = 40, in = 70, out = 33;

@@ -63,6 +63,27 @@ inline std::int64_t codes_apart(dtype d, float got, long double exact) {
   return std::llabs(order_in(d, got) - order_in(d, rounded));
 }
 
+// A float32 matrix's elements (or its transpose's) row-major.
+inline std::vector<float> floats_of(const mixprec::matrix& m, bool transposed = false) {
+  const mixprec::matrix copy = mixprec::matrix::copy_of(transposed ? m.view().transposed() : m.view());
+  return std::vector<float>(copy.data<float>(), copy.data<float>() + copy.size());
+}
+
+inline bool same_floats(const mixprec::matrix& m, const std::vector<float>& v) {
+  return m.size() == v.size() && std::memcmp(m.data<float>(), v.data(), v.size() * sizeof(float)) == 0;
+}
+
+// ||got − reference||₂ / ||reference||₂ over float32 matrices of one shape.
+inline double relative_error(const mixprec::matrix& got, const mixprec::matrix& reference) {
+  double difference = 0, norm = 0;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    const double d = static_cast<double>(got.data<float>()[k]) - reference.data<float>()[k];
+    difference += d * d;
+    norm += static_cast<double>(reference.data<float>()[k]) * reference.data<float>()[k];
+  }
+  return std::sqrt(difference / norm);
+}
+
 }  // namespace ops_test
 
 namespace ops_test {

@@ -18,10 +18,15 @@
 //   fp8_block          ops::fp8_block_linear: Transformer Engine's Float8BlockScaling (DeepSeek-V3's
 //                      recipe): e4m3 everywhere, 1×128 blocks for activations and gradients,
 //                      128×128 for weights, power-of-two scales
+//   nvfp4              ops::nvfp4_linear: Transformer Engine's NVFP4BlockScaling: e2m1 elements with
+//                      an e4m3 scale per 16 and a float per tensor, 16×16 weight tiles, the
+//                      weight-gradient operands Hadamard-transformed, gradients rounded
+//                      stochastically (a stream per layer and step under the run's seed)
 #pragma once
 
 #include <mixprec/mixprec.hpp>
 #include <mixprec/ops/fp8_block_linear.hpp>
+#include <mixprec/ops/nvfp4_linear.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -37,7 +42,7 @@ using mixprec::dtype;
 using mixprec::matrix;
 using mixprec::parameter;
 
-enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block };
+enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4 };
 
 struct layer_sizes {
   std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
@@ -59,7 +64,7 @@ struct activations {
 class mlp {
  public:
   // He-uniform weights (bound √(6 / fan_in)), zero biases, from a seeded generator.
-  mlp(const layer_sizes& sizes, std::uint64_t seed) {
+  mlp(const layer_sizes& sizes, std::uint64_t seed) : seed_(seed) {
     mixprec_example::reproducible_random random(seed);
     for (std::size_t l = 0; l < sizes.linear_layers(); ++l) {
       const std::size_t fan_in = l == 0 ? sizes.input : sizes.hidden;
@@ -95,12 +100,15 @@ class mlp {
         return ops::mx_linear<mixprec::float8_e4m3fn>(x, weights_[l], biases_[l]);
       case precision::fp8_block:
         return ops::fp8_block_linear(x, weights_[l], biases_[l]);
+      case precision::nvfp4:
+        return ops::nvfp4_linear(x, weights_[l], biases_[l]);
       default:
         return ops::linear(x, weights_[l], biases_[l]);
     }
   }
+  // step: the optimizer step, which (with the layer and the seed) keys NVFP4's stochastic rounding.
   ops::linear_grads linear_backward(std::size_t l, const matrix& dy, const matrix& x, precision p,
-                                    ops::fp8_training* fp8) const {
+                                    ops::fp8_training* fp8, std::uint32_t step) const {
     switch (p) {
       case precision::fp8:
         return ops::fp8_linear_backward(dy, x, weights_[l], biases_[l], *fp8, l);
@@ -108,6 +116,13 @@ class mlp {
         return ops::mx_linear_backward<mixprec::float8_e5m2, mixprec::float8_e4m3fn>(dy, x, weights_[l], biases_[l]);
       case precision::fp8_block:
         return ops::fp8_block_linear_backward(dy, x, weights_[l], biases_[l]);
+      case precision::nvfp4: {
+        ops::nvfp4_linear_options o;
+        o.gradient_rounding.seed = seed_;
+        o.gradient_rounding.tensor_id = static_cast<std::uint32_t>(l);
+        o.gradient_rounding.step = step;
+        return ops::nvfp4_linear_backward(dy, x, weights_[l], biases_[l], o);
+      }
       default:
         return ops::linear_backward(dy, x, weights_[l], biases_[l]);
     }
@@ -127,18 +142,20 @@ class mlp {
   // The gradients of every weight and bias for d loss / d logits = cross_entropy_backward(...,
   // grad_loss): grads[l] for layer l.
   std::vector<ops::linear_grads> backward(const activations& a, const matrix& x, const std::vector<int>& labels,
-                                          float grad_loss, precision p, ops::fp8_training* fp8) const {
+                                          float grad_loss, precision p, ops::fp8_training* fp8,
+                                          std::uint32_t step = 0) const {
     std::vector<ops::linear_grads> g(layers());
     const std::size_t last = layers() - 1;
     matrix dy = ops::cross_entropy_backward(a.logits, labels, grad_loss);
     for (std::size_t l = last + 1; l-- > 0;) {
-      g[l] = linear_backward(l, dy, l == 0 ? x : a.h[l - 1], p, fp8);
+      g[l] = linear_backward(l, dy, l == 0 ? x : a.h[l - 1], p, fp8, step);
       if (l > 0) dy = ops::relu_backward(g[l].input, a.z[l - 1]);
     }
     return g;
   }
 
  private:
+  std::uint64_t seed_;
   std::vector<parameter> weights_, biases_;
 };
 

@@ -38,17 +38,18 @@ namespace {
 using namespace train_digits;
 using namespace mixprec_example;
 
-// What --compare runs: the baseline, fp16 without and with each scaling policy, bf16, fp8, MXFP8 and
-// fp8 blocks (1×128 / 128×128).
+// What --compare runs: the baseline, fp16 without and with each scaling policy, bf16, fp8, MXFP8,
+// fp8 blocks (1×128 / 128×128) and NVFP4.
 const recipe compared_recipes[] = {
     {precision::fp32, scaling::none},    {precision::fp16, scaling::none},       {precision::fp16, scaling::fixed},
     {precision::fp16, scaling::dynamic}, {precision::fp16, scaling::hysteresis}, {precision::bf16, scaling::none},
     {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},      {precision::fp8_block, scaling::none},
+    {precision::nvfp4, scaling::none},
 };
 
 precision parse_precision(const std::string& name) {
-  for (precision p :
-       {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8, precision::fp8_block}) {
+  for (precision p : {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8,
+                      precision::fp8_block, precision::nvfp4}) {
     if (name == to_string(p)) return p;
   }
   throw usage_error("unknown precision '" + name + "'");
@@ -266,10 +267,10 @@ int run(int argc, char** argv) {
   benchmark_settings bench;
   command_line options(
       "train_digits",
-      "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8 or fp8 blocks, with or without loss "
+      "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8, fp8 blocks or NVFP4, with or without loss "
       "scaling (mixprec operations on a precision_session).");
-  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block"}, "the recipe's precision (fp32)",
-                 precision_name);
+  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4"},
+                 "the recipe's precision (fp32)", precision_name);
   options.choice("--scaling", {"none", "static", "dynamic", "hysteresis"},
                  "loss scaling (dynamic for fp16, none otherwise)", scaling_name);
   options.integer("--epochs", "N", "training epochs (20; --quick: 8)", 1, 1000, epochs);
@@ -359,7 +360,7 @@ int run(int argc, char** argv) {
     if (compare || benchmark_mode) {
       throw usage_error("--override changes one run's recipe; it does not go with --compare or --benchmark");
     }
-    if (precision_name == "mxfp8" || precision_name == "fp8_block") {
+    if (precision_name == "mxfp8" || precision_name == "fp8_block" || precision_name == "nvfp4") {
       throw usage_error("--override does not go with --precision " + precision_name +
                         " (its block-scaled layers are not a session precision)");
     }

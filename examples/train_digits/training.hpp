@@ -36,6 +36,8 @@ inline const char* to_string(precision p) {
       return "mxfp8";
     case precision::fp8_block:
       return "fp8_block";
+    case precision::nvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -150,8 +152,9 @@ struct run_result {
 };
 
 // The session recipe of a train_digits recipe: mixprec's named recipe of that precision, with the
-// scaling asked for.  MXFP8 and fp8_block train their linear layers in blocks (ops::mx_linear,
-// ops::fp8_block_linear) and everything else in float32, so their session recipe is fp32's (no autocast, no loss
+// scaling asked for.  MXFP8, fp8_block and NVFP4 train their linear layers in blocks
+// (ops::mx_linear, fp8_block_linear, nvfp4_linear) and everything else in float32, so their
+// session recipe is fp32's (no autocast, no loss
 // scaling).  fp16 without scaling is the experiment that shows the underflow, so it turns the recipe's safety check
 // off.
 inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
@@ -336,7 +339,8 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
           [&](const mixprec::backward_context& b) {
             // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
             const float grad_loss = b.loss_gradient * shift;
-            const std::vector<ops::linear_grads> grads = model.backward(a, x, labels, grad_loss, p, fp8);
+            const std::vector<ops::linear_grads> grads =
+                model.backward(a, x, labels, grad_loss, p, fp8, static_cast<std::uint32_t>(step));
             for (std::size_t l = 0; l < model.layers(); ++l) {
               amp.accumulate_gradient(model.weight(l), grads[l].weight);
               amp.accumulate_gradient(model.bias(l), grads[l].bias);

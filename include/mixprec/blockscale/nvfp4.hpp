@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "../block_stochastic_rounding.hpp"
 #include "../detail/philox.hpp"
 #include "../errors.hpp"
 #include "../mx/packing.hpp"
@@ -42,13 +43,8 @@ enum class nvfp4_tile {
   square_16  // 16×16: the block amax is the tile's, shared by its 16 lines (TE's weights)
 };
 
-struct nvfp4_stochastic_rounding {
-  bool enabled = false;
-  std::uint64_t seed = 0;
-  std::uint32_t tensor_id = 0;
-  std::uint32_t step = 0;
-  int random_bits = 32;  // k: 8, 16 or 32
-};
+// The stochastic rounding of the elements: the stream every block quantiser shares.
+using nvfp4_stochastic_rounding = block_stochastic_rounding;
 
 // TE's random Hadamard transform of the column-wise copy (with_rht): ignored without that copy.
 struct nvfp4_rht {
@@ -172,10 +168,7 @@ inline void check_nvfp4_options(const nvfp4_options& o) {
   if (!o.rowwise && !o.columnwise) {
     throw invalid_argument("nvfp4_quantize: the options ask for neither the rowwise nor the columnwise copy");
   }
-  const int k = o.stochastic.random_bits;
-  if (o.stochastic.enabled && k != 8 && k != 16 && k != 32) {
-    throw invalid_argument("nvfp4_quantize: random_bits is " + std::to_string(k) + "; allowed: 8, 16 or 32");
-  }
+  o.stochastic.check("nvfp4_quantize");
   if (o.columnwise_rht.enabled) rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs);
 }
 

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "../errors.hpp"
 #include "nvfp4.hpp"
@@ -58,23 +59,36 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
   }
   mixprec::detail::check_mx_arguments("nvfp4_gemm", c, M, N, ldc);
   const float scale = alpha * (a.decode_scale() * b.decode_scale());
-  const std::size_t blocks = a.blocks_per_line();
-  float qa[nvfp4_block_size], qb[nvfp4_block_size];
+  const std::size_t blocks = a.blocks_per_line(), length = blocks * nvfp4_block_size;
+  // Every code of each operand decoded once (exact), and its block scales as floats, so that the
+  // inner loop is a plain float dot product; the arithmetic and its order are as above.
+  const auto decoded = [&](const nvfp4_matrix& m, std::size_t lines, std::vector<float>& values,
+                           std::vector<float>& scales) {
+    values.resize(lines * length);
+    scales.resize(lines * blocks);
+    for (std::size_t l = 0; l < lines; ++l) {
+      for (std::size_t kb = 0; kb < blocks; ++kb) {
+        const unsigned char* codes = m.block_data(l, kb);
+        for (std::size_t k = 0; k < nvfp4_block_size; ++k) {
+          values[l * length + kb * nvfp4_block_size + k] = static_cast<float>(
+              float4_e2m1fn::from_bits(static_cast<std::uint8_t>(mixprec::detail::read_packed_code<4>(codes, k))));
+        }
+        scales[l * blocks + kb] = static_cast<float>(m.scale(l, kb));
+      }
+    }
+  };
+  std::vector<float> qa, qb, sa, sb;
+  decoded(a, M, qa, sa);
+  decoded(b, N, qb, sb);
   for (std::size_t i = 0; i < M; ++i) {
     for (std::size_t j = 0; j < N; ++j) {
       float acc = 0.0f;
       for (std::size_t kb = 0; kb < blocks; ++kb) {
-        const unsigned char* pa = a.block_data(i, kb);
-        const unsigned char* pb = b.block_data(j, kb);
+        const float* pa = qa.data() + i * length + kb * nvfp4_block_size;
+        const float* pb = qb.data() + j * length + kb * nvfp4_block_size;
         float sum = 0.0f;
-        for (std::size_t k = 0; k < nvfp4_block_size; ++k) {
-          qa[k] = static_cast<float>(
-              float4_e2m1fn::from_bits(static_cast<std::uint8_t>(mixprec::detail::read_packed_code<4>(pa, k))));
-          qb[k] = static_cast<float>(
-              float4_e2m1fn::from_bits(static_cast<std::uint8_t>(mixprec::detail::read_packed_code<4>(pb, k))));
-          sum += qa[k] * qb[k];
-        }
-        acc += sum * (static_cast<float>(a.scale(i, kb)) * static_cast<float>(b.scale(j, kb)));
+        for (std::size_t k = 0; k < nvfp4_block_size; ++k) sum += pa[k] * pb[k];
+        acc += sum * (sa[i * blocks + kb] * sb[j * blocks + kb]);
       }
       float& out = c[i * ldc + j];
       out = beta == 0.0f ? scale * acc : detail::stored(scale * acc) + detail::stored(beta * out);

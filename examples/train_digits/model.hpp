@@ -92,7 +92,10 @@ class mlp {
   }
 
   // One layer's forward, in the precision's own way.
+  // A layer with a precision override (--override) runs ops::linear in the override's dtype in
+  // every precision (as mixprec::session_linear does; ops::fp8_linear falls back by itself).
   matrix linear(std::size_t l, const matrix& x, precision p, ops::fp8_training* fp8) const {
+    if (weights_[l].precision_override()) return ops::linear(x, weights_[l], biases_[l]);
     switch (p) {
       case precision::fp8:
         return ops::fp8_linear(x, weights_[l], biases_[l], *fp8, l);
@@ -109,6 +112,7 @@ class mlp {
   // step: the optimizer step, which (with the layer and the seed) keys NVFP4's stochastic rounding.
   ops::linear_grads linear_backward(std::size_t l, const matrix& dy, const matrix& x, precision p,
                                     ops::fp8_training* fp8, std::uint32_t step) const {
+    if (weights_[l].precision_override()) return ops::linear_backward(dy, x, weights_[l], biases_[l]);
     switch (p) {
       case precision::fp8:
         return ops::fp8_linear_backward(dy, x, weights_[l], biases_[l], *fp8, l);

@@ -360,10 +360,6 @@ int run(int argc, char** argv) {
     if (compare || benchmark_mode) {
       throw usage_error("--override changes one run's recipe; it does not go with --compare or --benchmark");
     }
-    if (precision_name == "mxfp8" || precision_name == "fp8_block" || precision_name == "nvfp4") {
-      throw usage_error("--override does not go with --precision " + precision_name +
-                        " (its block-scaled layers are not a session precision)");
-    }
     // Checked against the model's layers now, before any output (the session checks them again).
     std::vector<std::string> names;
     for (std::size_t l = 1; l <= o.sizes.linear_layers(); ++l) {

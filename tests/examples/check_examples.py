@@ -427,6 +427,16 @@ def check_train_digits(binary, scratch):
           and len(lines[0]) == 3,
           f"bf16 with @linear:fp32 is the fp32 run, epoch by epoch (got {lines})")
     check_refusal(binary, ["--override", "fc1:fp32", "--compare"], 2, "does not go with --compare")
+    # A block-scaled recipe honours layer rules: NVFP4 with every layer overridden to fp32 is the
+    # fp32 run epoch by epoch; with only the last layer in bf16 the rule is logged for fc3 alone.
+    all_fp32 = run(binary, "--precision", "nvfp4", "--override", "fc*:fp32", "--epochs", "2")
+    lines = [[re.sub(r"\s+[0-9.]+ s$", "", line) for line in o[1].splitlines()
+              if line.startswith(("  epoch", "  parameters"))] for o in (all_fp32, plain)]
+    check(all_fp32[0] == 0 and lines[0] == lines[1] and len(lines[0]) == 3,
+          f"nvfp4 with every layer overridden to fp32 is the fp32 run, epoch by epoch (got {lines})")
+    code, out, err = run(binary, "--precision", "nvfp4", "--override", "last:bf16", "--epochs", "2")
+    check(code == 0 and "[AMP Override] fc3.weight (layer 2 'fc3'): bf16, rule 1 'last:bf16'" in out
+          and "fc1.weight (layer" not in out, f"nvfp4 with the last layer in bf16 logs fc3's rule (got {out!r:.600} {err})")
 
     code, out, err = run(binary, "--precision", "bf16", "--epochs", "2")
     epoch_lines = [line for line in out.splitlines() if line.startswith("  epoch ")]

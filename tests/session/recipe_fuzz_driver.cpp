@@ -32,7 +32,8 @@ std::string with_selector(recipe_fuzz::selector s, const std::string& body) { re
 // Valid inputs, each with its selector byte in front.
 std::vector<std::string> seeds() {
   std::vector<std::string> out;
-  for (const char* name : {"fp32", "fp16", "bf16", "fp8", "O0", "O1", "O2", "O3", "  o2\n", "BF16"}) {
+  for (const char* name :
+       {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "O0", "O1", "O2", "O3", "  o2\n", "BF16"}) {
     out.push_back(with_selector(recipe_fuzz::text, name));
   }
   for (const char* text :
@@ -42,7 +43,8 @@ std::vector<std::string> seeds() {
         "--recipe O2 --max-grad-norm 1.5 --accumulation-steps 4",
         "--recipe=fp8 --fp8-format e5m2 --margin -3 --amax-compute-algo most_recent",
         "recipe=fp8, override=first:bf16, last:bf16,fc?.w*:fp8,2-3:fp32 seed=2",
-        "--recipe bf16 --override fc1:fp32,norm*:fp32 --max-grad-norm 1"}) {
+        "--recipe bf16 --override fc1:fp32,norm*:fp32 --max-grad-norm 1", "recipe=nvfp4, seed=3, override=last:bf16",
+        "--precision fp8_block --autocast --master-weights"}) {
     out.push_back(with_selector(recipe_fuzz::text, text));
     if (text[0] == '-') out.push_back(with_selector(recipe_fuzz::argv_by_space, text));
   }
@@ -57,7 +59,8 @@ std::vector<std::string> seeds() {
     out.push_back(with_selector(recipe_fuzz::text, json));
     out.push_back(with_selector(recipe_fuzz::json, json));
   }
-  for (const recipe& r : {recipes::fp16(), recipes::bf16(), recipes::fp8(), recipes::O2(), recipes::O3()}) {
+  for (const recipe& r :
+       {recipes::fp16(), recipes::bf16(), recipes::fp8(), recipes::nvfp4(), recipes::O2(), recipes::O3()}) {
     out.push_back(with_selector(recipe_fuzz::text, to_string(r)));
     out.push_back(with_selector(recipe_fuzz::text, recipe_fuzz::as_json(r, false)));
     out.push_back(with_selector(recipe_fuzz::json, recipe_fuzz::as_json(r, true)));

@@ -110,7 +110,10 @@ inline recipe_resolution resolve(const recipe& requested, const capabilities& c)
                     (requested.precision == precision_mode::bfloat16 && c.fast_bf16()) ||
                     (requested.precision == precision_mode::float8 && c.fast_fp8());
   if (fast) return out;
-  const bool to_fp16 = requested.precision != precision_mode::float16 && c.fast_fp16();
+  // The block-scaled recipes are emulated on every CPU (no MX, block-fp8 or NVFP4 instructions);
+  // fp16 would be another recipe altogether, so they stand.
+  const bool to_fp16 =
+      requested.precision != precision_mode::float16 && !is_block_scaled(requested.precision) && c.fast_fp16();
   if (!to_fp16) {
     out.message = std::string("[AMP] ") + format + " has no fast path on this machine (" + to_string(c) +
                   "); it runs emulated, exactly, through float";

@@ -49,7 +49,8 @@ struct precision_overrides {
 };
 
 // The dtype a rule's precision puts its layer or operation in: none for fp8 (the layer stays in
-// the fp8 recipe's fp8; an operation rule cannot be fp8).
+// the fp8 recipe's fp8; an operation rule cannot be fp8) and for the block-scaled precisions
+// (never a rule's; a recipe's, whose layers keep them).
 inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
   switch (p) {
     case precision_mode::float32:
@@ -59,6 +60,9 @@ inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
     case precision_mode::bfloat16:
       return dtype::bfloat16;
     case precision_mode::float8:
+    case precision_mode::mxfp8:
+    case precision_mode::fp8_block:
+    case precision_mode::nvfp4:
       break;
   }
   return std::nullopt;

@@ -51,11 +51,16 @@ inline recipe named_recipe(std::string_view name) {
   if (lower == "fp16") return recipes::fp16();
   if (lower == "bf16") return recipes::bf16();
   if (lower == "fp8") return recipes::fp8();
+  if (lower == "mxfp8") return recipes::mxfp8();
+  if (lower == "fp8_block") return recipes::fp8_block();
+  if (lower == "nvfp4") return recipes::nvfp4();
   if (lower == "o0") return recipes::O0();
   if (lower == "o1") return recipes::O1();
   if (lower == "o2") return recipes::O2();
   if (lower == "o3") return recipes::O3();
-  recipe_fail("unknown recipe name '" + printable(name) + "'; allowed: fp32, fp16, bf16, fp8, O0, O1, O2, O3");
+  recipe_fail("unknown recipe name '" + printable(name) +
+              "'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, O0, O1, O2, "
+              "O3");
 }
 
 [[noreturn]] inline void bad_value(const field_info& info, std::string_view text, const std::string& allowed) {

@@ -5,12 +5,16 @@
 namespace mixprec {
 
 // The recipe's compute precision, its enumerators spelled as dtype's (dtype.hpp; fp8: the
-// recipe's e4m3 / e5m2 pair).  GCC's -Wshadow is silenced for them as it is for dtype's.
+// recipe's e4m3 / e5m2 pair), then the block-scaled recipes of the linear layers
+// (session/linear.hpp): mxfp8 (OCP MX, ops::mx_linear), fp8_block (TE's Float8BlockScaling,
+// ops::fp8_block_linear) and nvfp4 (TE's NVFP4BlockScaling, ops::nvfp4_linear).  GCC's -Wshadow
+// is silenced for them as it is for dtype's.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #endif
-enum class precision_mode { float32, float16, bfloat16, float8 };  // "fp32", "fp16", "bf16", "fp8"
+// "fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4"
+enum class precision_mode { float32, float16, bfloat16, float8, mxfp8, fp8_block, nvfp4 };
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -25,8 +29,24 @@ constexpr const char* to_string(precision_mode p) noexcept {
       return "bf16";
     case precision_mode::float8:
       return "fp8";
+    case precision_mode::mxfp8:
+      return "mxfp8";
+    case precision_mode::fp8_block:
+      return "fp8_block";
+    case precision_mode::nvfp4:
+      return "nvfp4";
   }
   return "invalid precision_mode";
+}
+
+// The largest enumerator, for range checks of values read from outside.
+constexpr precision_mode last_precision_mode = precision_mode::nvfp4;
+
+// mxfp8, fp8_block and nvfp4: the linear layers quantise their operands in blocks with scales
+// chosen from each block (no state between steps); the rest trains in float32 (or the working
+// dtype under autocast).
+constexpr bool is_block_scaled(precision_mode p) noexcept {
+  return p == precision_mode::mxfp8 || p == precision_mode::fp8_block || p == precision_mode::nvfp4;
 }
 
 }  // namespace mixprec

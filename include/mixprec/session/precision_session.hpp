@@ -207,6 +207,12 @@ class precision_session {
   }
   bool has_fp8_layers() const noexcept { return fp8_.has_value(); }
 
+  // The optimizer steps completed (skipped ones included; restored by load), and, inside
+  // train_step, the micro-batch running: with the layer they key the block-scaled recipes'
+  // stochastic rounding (session/linear.hpp), so that a resumed run draws the same bits.
+  std::int64_t completed_steps() const noexcept { return total_.steps; }
+  std::size_t current_micro_batch() const noexcept { return micro_batch_; }
+
   // ---- Recipes that change as training goes (schedule.hpp, docs/session.md) ----
   //
   // switch_recipe makes the session train with `next` from the next step on.  It carries over
@@ -395,7 +401,10 @@ class precision_session {
          : recipe_.autocast || recipe_.master_weights ? " mixed precision"
                                                       : " training";
     s += " (" + scaling_text() + ")";
-    if (recipe_.autocast && recipe_.precision == precision_mode::float8) s += ", BF16 autocast";
+    if (recipe_.autocast && (recipe_.precision == precision_mode::float8 || is_block_scaled(recipe_.precision))) {
+      s += ", BF16 autocast";
+    }
+    if (is_block_scaled(recipe_.precision)) s += ", block-scaled linear layers (session_linear)";
     if (recipe_.master_weights) s += ", FP32 master weights";
     if (recipe_.cast_model) s += std::string(", model cast to ") + upper(to_string(recipe_.precision));
     if (recipe_.keep_batchnorm_fp32) s += ", batchnorm kept in FP32";
@@ -586,6 +595,7 @@ class precision_session {
     double loss_sum = 0;
     for (int m = 0; m < k; ++m) {
       const auto micro = static_cast<std::size_t>(m);
+      micro_batch_ = micro;
       // A micro-batch's forward and backward run in one autocast scope, so that a backward made
       // of ops::*_backward computes in the precision its forward ran in (PyTorch's autograd gets
       // the same from the low-precision tensors its forward saved): in an fp16 recipe the
@@ -650,6 +660,7 @@ class precision_session {
   optimizer_variant optimizer_;
   std::vector<gradient_view> views_;  // of model_'s gradient buffers
   bool in_step_ = false;
+  std::size_t micro_batch_ = 0;
   bool record_gradient_amax_ = false;
   epoch_statistics epoch_, total_;
   log_sink sink_;

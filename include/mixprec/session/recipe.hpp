@@ -108,13 +108,17 @@ struct recipe {
   // parameters' names when training starts.
   precision_overrides overrides;
 
-  // The dtype autocast and the working copies use: fp8 trains its non-fp8 parts in bf16.
+  // The dtype autocast and the working copies use: fp8 and the block-scaled precisions train
+  // their other parts in bf16 (under autocast; the block-scaled recipes leave autocast off).
   dtype working_dtype() const noexcept {
     switch (precision) {
       case precision_mode::float16:
         return dtype::float16;
       case precision_mode::bfloat16:
       case precision_mode::float8:
+      case precision_mode::mxfp8:
+      case precision_mode::fp8_block:
+      case precision_mode::nvfp4:
         return dtype::bfloat16;
       case precision_mode::float32:
         break;
@@ -194,6 +198,18 @@ inline recipe fp8() {
   return r;
 }
 
+// The block-scaled recipes: the linear layers of session_linear (session/linear.hpp) in blocks,
+// everything else in float32, no loss scaling (each block's scale follows its own values).
+inline recipe block_scaled(precision_mode p, const char* name) {
+  recipe r;
+  r.name = name;
+  r.precision = p;
+  return r;
+}
+inline recipe mxfp8() { return block_scaled(precision_mode::mxfp8, "mxfp8"); }
+inline recipe fp8_block() { return block_scaled(precision_mode::fp8_block, "fp8_block"); }
+inline recipe nvfp4() { return block_scaled(precision_mode::nvfp4, "nvfp4"); }
+
 // Apex O0: pure fp32, loss_scale 1.0.
 inline recipe O0() {
   recipe r;
@@ -252,22 +268,26 @@ void validate_as_recipe(const Policy& policy, const char* options) {
 inline void validate(const recipe& r) {
   using detail::recipe_fail;
   const auto low = r.precision != precision_mode::float32;
-  if (static_cast<unsigned>(r.precision) > 3u) recipe_fail("precision is not one of fp32, fp16, bf16, fp8");
+  if (static_cast<unsigned>(r.precision) > static_cast<unsigned>(last_precision_mode)) {
+    recipe_fail("precision is not one of fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4");
+  }
   if (static_cast<unsigned>(r.scaling) > 3u) recipe_fail("scaling is not one of none, static, dynamic, hysteresis");
   if (r.safe && r.precision == precision_mode::float16 && r.scaling == loss_scaling_mode::none) {
     recipe_fail(
         "precision=fp16 with scaling=none while safe=true: small fp16 gradients underflow to zero without loss "
         "scaling; allowed: scaling=dynamic, hysteresis or static, or safe=false to accept it");
   }
-  if (r.autocast && !low) recipe_fail("autocast=true needs precision fp16, bf16 or fp8 (fp32 has nothing to cast to)");
+  if (r.autocast && !low) {
+    recipe_fail("autocast=true needs a precision other than fp32 (fp32 has nothing to cast to)");
+  }
   if (r.master_weights && !low) {
-    recipe_fail("master_weights=true needs precision fp16, bf16 or fp8 (an fp32 model is its own master copy)");
+    recipe_fail("master_weights=true needs a precision other than fp32 (an fp32 model is its own master copy)");
   }
   if (r.cast_model && !low) recipe_fail("cast_model=true needs precision fp16, bf16 or fp8");
-  if (r.cast_model && r.precision == precision_mode::float8) {
-    recipe_fail(
-        "cast_model=true with precision=fp8: fp8 weights are quantised per step from the master weights; "
-        "allowed: cast_model=false");
+  if (r.cast_model && (r.precision == precision_mode::float8 || is_block_scaled(r.precision))) {
+    recipe_fail(std::string("cast_model=true with precision=") + to_string(r.precision) +
+                ": its weights are quantised per step from the float32 (or master) weights; allowed: "
+                "cast_model=false");
   }
   if (r.keep_batchnorm_fp32 && !r.cast_model) {
     recipe_fail("keep_batchnorm_fp32=true needs cast_model=true (batchnorm is only fp16 when the model is cast)");

@@ -95,6 +95,8 @@ TEST_CASE("mx_gemm equals the float GEMM chunk by chunk on the dequantised opera
   check_product<float6_e3m2fn, float4_e2m1fn>(31, 7, 77, mx_axis::rows, mx_axis::columns, 32, -1.0f, 1.0f);
   check_product<float6_e2m3fn, float8_e4m3fn>(12, 12, 130, mx_axis::columns, mx_axis::rows, 96, 1.0f, 0.0f);
   check_product<float4_e2m1fn, float4_e2m1fn>(5, 6, 1, mx_axis::rows, mx_axis::columns, 32, 1.0f, 0.0f);
+  check_product<mxint8_element, float8_e4m3fn>(14, 9, 100, mx_axis::rows, mx_axis::columns, 64, 1.0f, 0.5f);
+  check_product<mxint8_element, mxint8_element>(6, 33, 64, mx_axis::columns, mx_axis::rows, 32, 2.0f, 0.0f);
 }
 
 namespace {
@@ -174,6 +176,13 @@ TEST_CASE("mx_gemm's default overload is gemm on the dequantised operands, bf16 
     // Row-wise blocks on both sides, over many panels of rows and depth.
     check_library_product<float8_e4m3fn, float8_e5m2>(70, 40, 1100, mx_axis::rows, mx_axis::rows, 1.0f, 0.0f, 1.0f,
                                                       true, path);
+    // MXINT8 (7 significant bits, quantum 2^-6 × X: always bf16 values) with either float element.
+    check_library_product<mxint8_element, float8_e4m3fn>(21, 35, 160, mx_axis::rows, mx_axis::columns, 1.0f, 0.0f, 1.0f,
+                                                         true, path);
+    check_library_product<float6_e3m2fn, mxint8_element>(9, 18, 70, mx_axis::columns, mx_axis::rows, 1.0f, 1.0f, 1.0f,
+                                                         true, path);
+    check_library_product<mxint8_element, mxint8_element>(12, 12, 96, mx_axis::rows, mx_axis::rows, 1.0f, 0.0f,
+                                                          std::ldexp(1.0f, -120), true, path);
     // Values scaled by 2^-114: scales near 2^-121, values down to bf16's (and float's) subnormals,
     // still bf16 values, so still the bf16 kernels.
     check_library_product<float8_e4m3fn, float8_e4m3fn>(40, 24, 96, mx_axis::rows, mx_axis::columns, 1.0f, 0.0f,

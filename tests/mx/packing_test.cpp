@@ -25,7 +25,7 @@ unsigned code_count() {
 }  // namespace
 
 TEMPLATE_TEST_CASE("every code round-trips through the packed container at every position, neighbours untouched",
-                   "[mx]", float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn) {
+                   "[mx]", float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn, mxint8_element) {
   std::mt19937 random(1);
   for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
     // 3 × 70 (rows) or 70 × 3 (columns): lines of 70 elements, three blocks, the last partial.

@@ -1,7 +1,9 @@
 // mx/quantize.hpp against a direct transcription of OCP MX v1.0 §6.3 in double (scale from
-// floor(log2(amax)), each element convert<T>(V / X) with saturation, the quotient exact in
-// double), on every SIMD path and thread count, both axes, both scale rules; the quantisation
-// error against its bound on random, heavy-tailed and adversarial blocks; dequantisation exact.
+// floor(log2(amax)), or the other rules' transcriptions in scale_oracles.hpp; each element
+// convert<T>(V / X) with saturation, MXINT8's std::round, the quotient exact in double), on
+// every SIMD path and thread count, both axes, all four scale rules, the six element types; the
+// quantisation error against its bound on random, heavy-tailed and adversarial blocks;
+// dequantisation exact.
 //
 // The bound (docs/fp8.md, "MX quantisation error"): with X the block's scale, m the element's
 // mantissa bits and emin its smallest normal exponent, an element V with |V| <= max × X is
@@ -20,9 +22,11 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "float_bits.hpp"
+#include "scale_oracles.hpp"
 #include "simd_paths.hpp"
 
 namespace {
@@ -36,55 +40,86 @@ struct reference_block {
   std::vector<unsigned> codes;  // element codes
 };
 
+// The block's scale comes from the amax of `scale_from`: the block's own values, or its tile's.
 template <class T>
-reference_block<T> reference_quantize(const std::vector<float>& v, mx_scale_rule rule) {
+reference_block<T> reference_quantize(const std::vector<float>& v, mx_scale_rule rule,
+                                      const std::vector<float>& scale_from) {
   reference_block<T> out;
-  double amax = 0;
-  bool special = false;
-  for (const float x : v) {
-    special = special || !std::isfinite(x);
-    amax = std::max(amax, std::fabs(static_cast<double>(x)));
+  float amax = 0;
+  for (const float x : scale_from) amax = std::isnan(x) || std::isnan(amax) ? NAN : std::max(amax, std::fabs(x));
+  constexpr int emax = mx_element<T>::emax;
+  switch (rule) {
+    case mx_scale_rule::ocp:  // Algorithm 1: floor(log2(max |V_i|)) - emax_elem, clamped to e8m0's range
+      out.code = mx_oracles::floor_code(amax, emax);
+      break;
+    case mx_scale_rule::round_up:
+      if (!std::isfinite(amax)) {
+        out.code = 0xFF;
+      } else {  // TE: the smallest power of two >= amax × float(1/max) (amax × rcp in float, as TE)
+        const float scaled = amax * static_cast<float>(1.0 / mx_element<T>::max_value);
+        const int e = scaled == 0.0f ? -127 : static_cast<int>(std::ceil(std::log2(static_cast<double>(scaled))));
+        out.code = std::min(std::max(e, -127), 127) + 127;
+      }
+      break;
+    case mx_scale_rule::ceil:
+      out.code = mx_oracles::ceil_code(amax, emax);
+      break;
+    case mx_scale_rule::even:
+      out.code = mx_oracles::even_code(amax, emax, mx_element<T>::mantissa_bits);
+      break;
   }
-  if (special) {
-    out.code = 0xFF;
+  if (out.code == 0xFF) {  // a NaN scale: every code +0
     out.codes.assign(v.size(), 0);
     return out;
   }
-  if (rule == mx_scale_rule::ocp) {
-    // Algorithm 1: shared_exp = floor(log2(max |V_i|)) - emax_elem, clamped to e8m0's range.
-    const double shared_exp = amax == 0 ? -127 : std::floor(std::log2(amax)) - mx_element<T>::emax;
-    out.code = static_cast<int>(std::max(shared_exp, -127.0)) + 127;
-  } else {
-    // TE: the smallest power of two >= amax × float(1/max) (amax × rcp in float, as TE).
-    const float scaled = static_cast<float>(amax) * static_cast<float>(1.0 / mx_element<T>::max_value);
-    int e = scaled == 0.0f ? -127 : static_cast<int>(std::ceil(std::log2(static_cast<double>(scaled))));
-    out.code = std::min(std::max(e, -127), 127) + 127;
-  }
   const double x_scale = std::ldexp(1.0, out.code - 127);
   for (const float x : v) {
-    out.codes.push_back(
-        convert<T>(static_cast<double>(x) / x_scale, rounding::nearest_even, overflow::saturate).bits());
+    const double quotient = static_cast<double>(x) / x_scale;  // exact
+    if constexpr (std::is_same<T, mxint8_element>::value) {
+      out.codes.push_back(mx_oracles::mxint8_code(quotient));
+    } else {
+      out.codes.push_back(convert<T>(quotient, rounding::nearest_even, overflow::saturate).bits());
+    }
   }
   return out;
 }
 
-// The error bound above for one element.
+// The error bound above for one element (MXINT8: m = 6 bits below the point and emin 0, its
+// quantum 2^-6 throughout).
+template <class T>
+constexpr int smallest_normal_exponent() {
+  if constexpr (std::is_same<T, mxint8_element>::value) {
+    return 0;
+  } else {
+    return format_traits<typename T::format>::min_exponent;
+  }
+}
+
 template <class T>
 double error_bound(double v, int code) {
-  using traits = format_traits<typename T::format>;
+  constexpr int m = mx_element<T>::mantissa_bits, emin = smallest_normal_exponent<T>();
   const double x_scale = std::ldexp(1.0, code - 127), max = mx_element<T>::max_value;
-  const int m = traits::mantissa_bits, emin = traits::min_exponent;
   if (std::fabs(v) > max * x_scale) return (std::ldexp(1.0, mx_element<T>::emax + 1) - max) * x_scale;
   const int e_v = v == 0 ? emin + code - 127 : static_cast<int>(std::floor(std::log2(std::fabs(v))));
   return std::ldexp(1.0, std::max(e_v, emin + code - 127) - m - 1);
+}
+
+// The values of the 32 × 32 tile holding element (r, c).
+std::vector<float> tile_values(const std::vector<float>& a, std::size_t rows, std::size_t cols, std::size_t lda,
+                               std::size_t r, std::size_t c) {
+  std::vector<float> t;
+  for (std::size_t i = r / 32 * 32; i < std::min(rows, r / 32 * 32 + 32); ++i) {
+    for (std::size_t j = c / 32 * 32; j < std::min(cols, c / 32 * 32 + 32); ++j) t.push_back(a[i * lda + j]);
+  }
+  return t;
 }
 
 // Checks mx_quantize of the rows × cols matrix `a` (leading dimension lda) along `axis` against
 // the reference block by block, the error bound and dequantisation.  Returns elements checked.
 template <class T>
 std::size_t check_matrix(const std::vector<float>& a, std::size_t rows, std::size_t cols, std::size_t lda, mx_axis axis,
-                         mx_scale_rule rule) {
-  const mx_matrix<T> m = mx_quantize<T>(a.data(), rows, cols, lda, axis, rule);
+                         mx_scale_rule rule, mx_scale_sharing sharing = mx_scale_sharing::block) {
+  const mx_matrix<T> m = mx_quantize<T>(a.data(), rows, cols, lda, axis, rule, sharing);
   std::vector<float> out(rows * cols + 1, -7.0f);
   mx_dequantize(m, out.data(), cols);
   REQUIRE(out[rows * cols] == -7.0f);  // nothing written past the end
@@ -98,8 +133,11 @@ std::size_t check_matrix(const std::vector<float>& a, std::size_t rows, std::siz
         v.push_back(a[r * lda + c]);
         where.emplace_back(r, c);
       }
-      const reference_block<T> expected = reference_quantize<T>(v, rule);
-      INFO("line " << line << ", block " << j << ", rule " << to_string(rule) << ", axis " << to_string(axis));
+      const reference_block<T> expected = reference_quantize<T>(
+          v, rule,
+          sharing == mx_scale_sharing::block ? v : tile_values(a, rows, cols, lda, where[0].first, where[0].second));
+      INFO("line " << line << ", block " << j << ", rule " << to_string(rule) << ", axis " << to_string(axis)
+                   << ", sharing " << to_string(sharing));
       REQUIRE(m.block_scale(line, j).bits() == expected.code);
       for (std::size_t k = 0; k < v.size(); ++k) {
         const std::size_t r = where[k].first, c = where[k].second;
@@ -181,7 +219,8 @@ void check_every_path(std::size_t rows, std::size_t cols, std::size_t lda) {
   std::size_t checked = 0;
   on_every_path_and_thread_count([&] {
     for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
-      for (const mx_scale_rule rule : {mx_scale_rule::ocp, mx_scale_rule::round_up}) {
+      for (const mx_scale_rule rule :
+           {mx_scale_rule::ocp, mx_scale_rule::round_up, mx_scale_rule::ceil, mx_scale_rule::even}) {
         checked += check_matrix<T>(a, rows, cols, lda, axis, rule);
       }
     }
@@ -192,7 +231,7 @@ void check_every_path(std::size_t rows, std::size_t cols, std::size_t lda) {
 }  // namespace
 
 TEMPLATE_TEST_CASE("MX quantisation equals the spec's algorithm, within the error bound, on every path", "[mx]",
-                   float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn) {
+                   float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn, mxint8_element) {
   check_every_path<TestType>(45, 100, 100);  // partial blocks both ways
   check_every_path<TestType>(64, 96, 101);   // whole blocks, padded rows
   check_every_path<TestType>(1, 33, 33);
@@ -249,7 +288,7 @@ TEST_CASE("documented behaviour of adversarial blocks", "[mx]") {
         512.0f);
 }
 
-TEST_CASE("dequantised values beyond float's range become infinite (round_up rule, amax near FLT_MAX)", "[mx]") {
+TEST_CASE("dequantised values beyond float's range become infinite (round_up, ceil; amax near FLT_MAX)", "[mx]") {
   std::vector<float> block(32, 0.0f);
   block[0] = std::numeric_limits<float>::max();  // X = 2^126, P = 4: 2^128 has no float
   const mx_matrix<float4_e2m1fn> m =
@@ -257,6 +296,12 @@ TEST_CASE("dequantised values beyond float's range become infinite (round_up rul
   CHECK(m.block_scale(0, 0).bits() == 127 + 126);
   CHECK(static_cast<float>(m.element(0, 0)) == 4.0f);
   CHECK(m.value(0, 0) == std::numeric_limits<float>::infinity());
+  // ceil, e4m3: X = 2^(128 - 8), FLT_MAX / X = 256 (1 - 2^-24) rounds to 256: 2^128.
+  const mx_matrix<float8_e4m3fn> c =
+      mx_quantize<float8_e4m3fn>(block.data(), 1, 32, 32, mx_axis::rows, mx_scale_rule::ceil);
+  CHECK(c.block_scale(0, 0).bits() == 127 + 120);
+  CHECK(static_cast<float>(c.element(0, 0)) == 256.0f);
+  CHECK(c.value(0, 0) == std::numeric_limits<float>::infinity());
 }
 
 TEST_CASE("bad arguments are refused with the value and the limit named", "[mx]") {
@@ -265,9 +310,156 @@ TEST_CASE("bad arguments are refused with the value and the limit named", "[mx]"
   CHECK_THROWS_WITH(mx_quantize(a.data(), 39, m), Catch::Contains("leading dimension 39") && Catch::Contains("40"));
   CHECK_THROWS_WITH(mx_quantize(static_cast<const float*>(nullptr), 40, m), Catch::Contains("null"));
   CHECK_THROWS_AS(mx_dequantize(m, a.data(), 10), invalid_argument);
-  CHECK_THROWS_AS(mx_quantize(a.data(), 40, m, static_cast<mx_scale_rule>(5)), invalid_argument);
+  CHECK_THROWS_WITH(mx_quantize(a.data(), 40, m, static_cast<mx_scale_rule>(5)),
+                    Catch::Contains("mx_quantize: rule is 5, not an mx_scale_rule (0 to 3"));
+  CHECK_THROWS_WITH(mx_quantize(a.data(), 40, m, mx_scale_rule::ocp, static_cast<mx_scale_sharing>(7)),
+                    Catch::Contains("mx_quantize: sharing is 7, not an mx_scale_sharing (0: block, 1: tile)"));
   // A leading dimension whose last row lies beyond the largest array (it used to wrap the pointer).
   const std::size_t far = std::size_t{1} << 62;
   CHECK_THROWS_WITH(mx_quantize(a.data(), far, m), Catch::Contains("spans more than the largest array"));
   CHECK_THROWS_AS(mx_dequantize(m, a.data(), far), invalid_argument);
+}
+
+TEST_CASE("documented behaviour of the ceil and even rules", "[mx]") {
+  // 500 among ones, e4m3: ocp X = 1 saturates it to 448; ceil X = 2^(9 - 8) = 2 (500 → 250 →
+  // 256 in e4m3: 512); even rounds 500 to 512 first: X = 2 as well.  470: even keeps X = 1
+  // (470 rounds to 480, still 2^8) and saturates to 448; ceil gives X = 2 (470 → 235 → 240: 480).
+  std::vector<float> top(32, 1.0f);
+  top[0] = 500.0f;
+  const auto first = [&](mx_scale_rule rule) {
+    return mx_quantize<float8_e4m3fn>(top.data(), 1, 32, 32, mx_axis::rows, rule).value(0, 0);
+  };
+  CHECK(first(mx_scale_rule::ocp) == 448.0f);
+  CHECK(first(mx_scale_rule::ceil) == 512.0f);
+  CHECK(first(mx_scale_rule::even) == 512.0f);
+  top[0] = 470.0f;
+  CHECK(first(mx_scale_rule::even) == 448.0f);
+  CHECK(first(mx_scale_rule::ceil) == 480.0f);
+  // even with FLT_MAX in a block: rounded to 2^128 it is not finite: the NaN scale (torchao).
+  std::vector<float> block(32, 1.0f);
+  block[7] = std::numeric_limits<float>::max();
+  const mx_matrix<float8_e4m3fn> m =
+      mx_quantize<float8_e4m3fn>(block.data(), 1, 32, 32, mx_axis::rows, mx_scale_rule::even);
+  CHECK(m.block_scale(0, 0).bits() == 0xFF);
+  CHECK(std::isnan(m.value(0, 0)));
+}
+
+TEST_CASE("documented behaviour of MXINT8 blocks", "[mx]") {
+  // amax 1.5: X = 2^0 under ocp; elements k/64 rounded halves away from zero, ±127 at most.
+  std::vector<float> block(32, 0.0f);
+  block[0] = 1.5f;
+  block[1] = -2.5f / 64;  // a tie: -3/64
+  block[2] = 0.3f;        // 19.2/64 → 19/64
+  block[3] = -1.5f;
+  mx_matrix<mxint8_element> m = mx_quantize<mxint8_element>(block.data(), 1, 32, 32, mx_axis::rows);
+  CHECK(m.block_scale(0, 0).bits() == 127);
+  CHECK(m.element(0, 0).integer() == 96);
+  CHECK(m.element(0, 1).integer() == -3);
+  CHECK(m.element(0, 2).integer() == 19);
+  CHECK(m.element(0, 3).integer() == -96);
+  CHECK(m.value(0, 1) == -3.0f / 64);
+  // 1.999 under ocp: X = 1, saturates to 127/64; under ceil X = 2, 1.999 / 2 → 64/64.
+  block[0] = 1.999f;
+  m = mx_quantize<mxint8_element>(block.data(), 1, 32, 32, mx_axis::rows);
+  CHECK(m.value(0, 0) == 127.0f / 64);
+  m = mx_quantize<mxint8_element>(block.data(), 1, 32, 32, mx_axis::rows, mx_scale_rule::ceil);
+  CHECK(m.value(0, 0) == 2.0f);
+  // -2 (code 0x80) is an element value but quantisation never produces it: -1.999 → -127/64.
+  block[0] = -1.999f;
+  m = mx_quantize<mxint8_element>(block.data(), 1, 32, 32, mx_axis::rows);
+  CHECK(m.element(0, 0).bits() == 0x81);
+  m.set_element(0, 5, mxint8_element::from_bits(0x80));
+  CHECK(m.value(0, 5) == -2.0f);
+}
+
+namespace {
+
+template <class T>
+void check_tiles_on_every_path(std::size_t rows, std::size_t cols, std::size_t lda) {
+  const std::vector<float> a = test_matrix(rows, cols, lda, static_cast<std::uint32_t>(rows * 7 + cols));
+  std::size_t checked = 0;
+  on_every_path_and_thread_count([&] {
+    for (const mx_scale_rule rule :
+         {mx_scale_rule::ocp, mx_scale_rule::round_up, mx_scale_rule::ceil, mx_scale_rule::even}) {
+      for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
+        checked += check_matrix<T>(a, rows, cols, lda, axis, rule, mx_scale_sharing::tile);
+      }
+      // Row-wise and column-wise blocks of a tiled matrix: the same scale and code per element.
+      const mx_matrix<T> by_rows =
+          mx_quantize<T>(a.data(), rows, cols, lda, mx_axis::rows, rule, mx_scale_sharing::tile);
+      const mx_matrix<T> by_columns =
+          mx_quantize<T>(a.data(), rows, cols, lda, mx_axis::columns, rule, mx_scale_sharing::tile);
+      for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < cols; ++c) {
+          REQUIRE(by_rows.scale(r, c).bits() == by_columns.scale(r, c).bits());
+          REQUIRE(by_rows.element(r, c).bits() == by_columns.element(r, c).bits());
+        }
+      }
+    }
+  });
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("tiled scales (32 × 32 tiles sharing one scale) equal the reference on every path", "[mx]",
+                   float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn, mxint8_element) {
+  check_tiles_on_every_path<TestType>(45, 100, 100);  // partial tiles both ways
+  check_tiles_on_every_path<TestType>(96, 64, 70);
+  check_tiles_on_every_path<TestType>(1, 33, 33);
+}
+
+TEST_CASE("Transformer Engine's MXFP8 2D quantisation, transcribed", "[mx]") {
+  // TE's reference for MXFP8BlockScaling(enable_2d_quantization=True) on a weight: pad to
+  // multiples of 32 with zeros, one amax per 32 × 32 tile, its e8m0 by float_to_e8m0(amax ×
+  // max_norm_rcp), every element of the tile x / 2^(e - 127) cast to e4m3; the rowwise and
+  // columnwise scales are the tile's, repeated.
+  const std::size_t rows = 70, cols = 100;
+  std::mt19937 random(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> w(rows * cols);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = normal(random) * (i % 97 == 0 ? 300.0f : 1.0f);
+  const std::size_t tile_rows = (rows + 31) / 32, tile_cols = (cols + 31) / 32;
+  std::vector<float> padded(tile_rows * 32 * tile_cols * 32, 0.0f);
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) padded[r * tile_cols * 32 + c] = w[r * cols + c];
+  }
+  std::vector<int> tile_code(tile_rows * tile_cols);
+  for (std::size_t ti = 0; ti < tile_rows; ++ti) {
+    for (std::size_t tj = 0; tj < tile_cols; ++tj) {
+      float amax = 0.0f;
+      for (std::size_t r = 0; r < 32; ++r) {
+        for (std::size_t c = 0; c < 32; ++c) {
+          amax = std::max(amax, std::fabs(padded[(ti * 32 + r) * tile_cols * 32 + tj * 32 + c]));
+        }
+      }
+      tile_code[ti * tile_cols + tj] = mx_oracles::te_float_to_e8m0(amax * static_cast<float>(1.0 / 448.0));
+    }
+  }
+  for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
+    const mx_matrix<float8_e4m3fn> m =
+        mx_quantize<float8_e4m3fn>(w.data(), rows, cols, cols, axis, mx_scale_rule::round_up, mx_scale_sharing::tile);
+    for (std::size_t r = 0; r < rows; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        const int code = tile_code[r / 32 * tile_cols + c / 32];
+        const float scale_inv = std::ldexp(1.0f, code - 127);
+        REQUIRE(m.scale(r, c).bits() == code);
+        REQUIRE(m.element(r, c).bits() ==
+                convert<float8_e4m3fn>(w[r * cols + c] / scale_inv, rounding::nearest_even, overflow::saturate).bits());
+      }
+    }
+  }
+}
+
+TEST_CASE("a NaN or an infinity in a tile gives all of the tile's blocks the NaN scale", "[mx]") {
+  std::vector<float> a(64 * 64, 1.0f);
+  a[5 * 64 + 40] = std::numeric_limits<float>::quiet_NaN();  // tile (0, 1)
+  const mx_matrix<float8_e4m3fn> m =
+      mx_quantize<float8_e4m3fn>(a.data(), 64, 64, 64, mx_axis::rows, mx_scale_rule::ocp, mx_scale_sharing::tile);
+  for (std::size_t r = 0; r < 64; ++r) {
+    CHECK(m.block_scale(r, 0).bits() == 119);
+    CHECK(m.block_scale(r, 1).bits() == (r < 32 ? 0xFF : 119));
+  }
+  CHECK(std::isnan(m.value(31, 63)));
+  CHECK(m.value(32, 63) == 1.0f);
 }

@@ -511,15 +511,16 @@ struct kernels {
 
   // Block quantisation for the OCP MX formats (mx/quantize.hpp): `blocks` blocks of 32 floats
   // at in + 32 b.  For each, the largest |x| (as float bits, NaN bits above infinity's) goes to
-  // `factor_of(largest, code)`, which stores the block's scale code in `code` and returns the
-  // power of two to multiply by; the codes (one byte each) of
+  // `factor_of(b, largest, code)`, which stores the block's scale code in `code` and returns the
+  // power of two to multiply by (from `largest`, or from an amax it holds for block b: a 32 × 32
+  // tile's, shared by its blocks); the codes (one byte each) of
   // convert<To>(x × factor, nearest_even, saturate) go to out + b × out_stride, the scale code to
   // scale_codes[b × scale_stride].  A factor of 0 marks a block with no finite scale (inf or NaN
   // in it): its codes are all zero.  Otherwise every x × factor is finite (the factor comes from
-  // the block's finite amax), so saturation is a clamp of the rounded code, and every lane is
-  // exact: encode_lanes rejects only lanes at or above To's largest finite value (clamped here),
-  // NaN and infinity (absent), and, below the normal range, nothing for a signed format with
-  // subnormals whose smallest quantum is a float normal under nearest-even (asserted below).
+  // a finite amax at least the block's), so saturation is a clamp of the rounded code, and every
+  // lane is exact: encode_lanes rejects only lanes at or above To's largest finite value (clamped
+  // here), NaN and infinity (absent), and, below the normal range, nothing for a signed format
+  // with subnormals whose smallest quantum is a float normal under nearest-even (asserted below).
   // tests/mx/quantize_test.cpp checks every path against the scalar function bit for bit.
   template <class To, class FactorOf>
   static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
@@ -542,7 +543,7 @@ struct kernels {
         largest = ops::max_u(largest, ops::and_(v[k], absolute));
       }
       std::uint8_t code = 0;
-      const float factor = factor_of(ops::horizontal_max_u(largest), code);
+      const float factor = factor_of(b, ops::horizontal_max_u(largest), code);
       scale_codes[b * scale_stride] = code;
       // All ones, or zero for a block without a finite scale: a mask, not a branch, so that the
       // loop's constants stay in registers.

@@ -69,12 +69,11 @@ template <class T>
 class mx_source final : public panel_source {
  public:
   mx_source(const mx_matrix<T>& m, bool swapped) : m_(m), swapped_(swapped) {
-    // A block's values are multiples of 2^(q + code - 127), q the element format's smallest
+    // A block's values are multiples of 2^(q + code - 127), q the element type's smallest
     // quantum exponent: the smallest scale code among the blocks that hold a non-zero element
-    // bounds every value's last bit (an all-zero block, scale code 0 under both rules, holds
+    // bounds every value's last bit (an all-zero block, scale code 0 under every rule, holds
     // only zeros; the NaN scale, 255, only NaN).
-    constexpr int q = format_traits<typename T::format>::min_quantum_exponent;
-    constexpr unsigned magnitude = (1u << (mx_element<T>::bits - 1)) - 1u;
+    constexpr int q = mx_element<T>::min_quantum_exponent;
     int smallest_code = 255;
     for (std::size_t i = 0; i < m.blocks(); ++i) {
       const int code = m.scales()[i].bits();
@@ -82,10 +81,11 @@ class mx_source final : public panel_source {
       unsigned char codes[mx_block_size];
       unpack_codes<mx_element<T>::bits>(m.block_data(i), mx_block_size, codes);
       bool zero = true;
-      for (unsigned char c : codes) zero &= (c & magnitude) == 0;
+      for (unsigned char c : codes) zero &= mx_element<T>::is_zero_code(c);
       if (!zero) smallest_code = code;
     }
-    exact_ = detail::exact_in_bfloat16<T>() && q + smallest_code - mx_unit_scale_code >= -133;
+    // bf16 holds 8 significant bits down to 2^-133.
+    exact_ = mx_element<T>::significant_bits <= 8 && q + smallest_code - mx_unit_scale_code >= -133;
   }
 
   bool exact_in_bfloat16() const noexcept override { return exact_; }

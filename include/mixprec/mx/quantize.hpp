@@ -5,9 +5,13 @@
 //
 // a is row-major (element (r, c) at a[r * lda + c]).  For each block of 32 elements along the
 // matrix's axis, the scale code comes from the block's amax by the rule chosen (mx/element.hpp:
-// ocp, the default, or round_up), and each element is
+// ocp, the default, round_up, ceil or even), and each element is
 //
 //   P_i = convert<T>(V_i × 2^(127 - code), rounding::nearest_even, overflow::saturate)
+//
+// or, for MXINT8, mxint8_element::nearest(V_i × 2^(127 - code)) (halves away from zero, ±127).
+// With mx_scale_sharing::tile the code comes from the amax of the block's 32 × 32 tile instead
+// (Transformer Engine's MXFP8 2D quantisation of weights), stored in every block of the tile.
 //
 // The multiplier 1/X is an exact power of two, so the product is V_i / X exactly, except where
 // it falls below float's normal range: there float rounds once before the element does, but
@@ -18,14 +22,17 @@
 // Speed: each block is one read of its 32 floats on the bulk kernels of the active SIMD path
 // (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert), then packing (fp6, fp4);
 // large matrices are split over bulk_threads() as convert_n is (bulk/dispatch.hpp).  Every path
-// gives the same bits (tests/mx/quantize_test.cpp).
+// gives the same bits (tests/mx/quantize_test.cpp).  MXINT8 runs on the scalar block functions
+// (mx_scalar_kernels) on every path.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../bulk/dispatch.hpp"
@@ -39,28 +46,64 @@
 #include "packing.hpp"
 
 namespace mixprec {
+
+// Which elements share a scale.  block: each block of 32 its own (OCP MX).  tile: each 32 × 32
+// tile (rows 32i ... 32i + 31, columns 32j ... 32j + 31; the last ones shorter) takes the scale of
+// its amax, shared by the 32 blocks that cross it (Transformer Engine's MXFP8 "2D quantization",
+// MXFP8BlockScaling(enable_2d_quantization=True), for weights): the rows' blocks and the columns'
+// blocks of a tile then hold the same scale and the same codes, so a weight quantised along
+// either axis is the same numbers.  Stored as per-block scales: the container, dequantisation and
+// the product are unchanged.
+enum class mx_scale_sharing { block, tile };
+
+constexpr const char* to_string(mx_scale_sharing s) noexcept { return s == mx_scale_sharing::block ? "block" : "tile"; }
+
 namespace detail {
 
-// A block's multiplier 1/X and, through `code`, its e8m0 scale; 0 for the NaN scale.
+// A block's multiplier 1/X and, through `code`, its e8m0 scale; 0 for the NaN scale.  The scale
+// comes from the block's own amax, or, where `shared` is given, from shared[b], the amax of
+// block b's tile.
 template <class T, mx_scale_rule Rule>
 struct mx_block_factor {
-  float operator()(std::uint32_t amax_bits, std::uint8_t& code) const noexcept {
-    code = mx_scale_code<T>(amax_bits, Rule);
+  const std::uint32_t* shared = nullptr;
+  float operator()(std::size_t b, std::uint32_t amax_bits, std::uint8_t& code) const noexcept {
+    code = mx_scale_code<T>(shared != nullptr ? shared[b] : amax_bits, Rule);
     return code == mx_nan_scale_code ? 0.0f : mx_scale_reciprocal(code);
   }
 };
 
 // Calls f(factor) with the block factor of the rule (a compile-time choice inside the kernels).
 template <class T, class F>
-void with_block_factor(mx_scale_rule rule, F f) {
-  if (rule == mx_scale_rule::ocp) {
-    f(mx_block_factor<T, mx_scale_rule::ocp>{});
-  } else {
-    f(mx_block_factor<T, mx_scale_rule::round_up>{});
+void with_block_factor(mx_scale_rule rule, const std::uint32_t* shared, F f) {
+  switch (rule) {
+    case mx_scale_rule::ocp:
+      f(mx_block_factor<T, mx_scale_rule::ocp>{shared});
+      break;
+    case mx_scale_rule::round_up:
+      f(mx_block_factor<T, mx_scale_rule::round_up>{shared});
+      break;
+    case mx_scale_rule::ceil:
+      f(mx_block_factor<T, mx_scale_rule::ceil>{shared});
+      break;
+    case mx_scale_rule::even:
+      f(mx_block_factor<T, mx_scale_rule::even>{shared});
+      break;
   }
 }
 
-// The kernels' block functions one element at a time, for builds without vector kernels.
+// One element's code from its value already divided by the block's scale: the saturating
+// nearest-even conversion of the float elements, MXINT8's nearest (halves away from zero).
+template <class T>
+unsigned char mx_element_code(float x) noexcept {
+  if constexpr (std::is_same<T, mxint8_element>::value) {
+    return mxint8_element::nearest(x).bits();
+  } else {
+    return static_cast<unsigned char>(convert<T>(x, rounding::nearest_even, overflow::saturate).bits());
+  }
+}
+
+// The kernels' block functions one element at a time, for builds without vector kernels and for
+// element types the vector kernels do not take (mx_element<T>::vector_kernels: MXINT8).
 struct mx_scalar_kernels {
   template <class To, class FactorOf>
   static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
@@ -72,13 +115,10 @@ struct mx_scalar_kernels {
         largest = std::max(largest, bit_cast<std::uint32_t>(x[i]) & 0x7FFF'FFFFu);
       }
       std::uint8_t code = 0;
-      const float factor = factor_of(largest, code);
+      const float factor = factor_of(b, largest, code);
       scale_codes[b * scale_stride] = code;
       for (std::size_t i = 0; i < mx_block_size; ++i) {
-        out[b * out_stride + i] =
-            factor == 0.0f ? 0
-                           : static_cast<unsigned char>(
-                                 convert<To>(x[i] * factor, rounding::nearest_even, overflow::saturate).bits());
+        out[b * out_stride + i] = factor == 0.0f ? 0 : mx_element_code<To>(x[i] * factor);
       }
     }
   }
@@ -88,10 +128,15 @@ struct mx_scalar_kernels {
   }
 };
 
-// Runs body(kernels) with the vector kernels of the active path, or the scalar ones.
-template <class Body>
+// Runs body(kernels) with the vector kernels of the active path, or the scalar ones (no vector
+// kernels in the build, or an element type they do not take).
+template <class T, class Body>
 void with_mx_kernels(Body body) {
-  if (!with_kernels(active_simd_path(), body)) body(mx_scalar_kernels{});
+  if constexpr (mx_element<T>::vector_kernels) {
+    if (!with_kernels(active_simd_path(), body)) body(mx_scalar_kernels{});
+  } else {
+    body(mx_scalar_kernels{});
+  }
 }
 
 // Splits `units` of work over the bulk threads as convert_n splits `elements` (for_each_chunk):
@@ -109,17 +154,50 @@ void for_each_share(std::size_t units, std::size_t elements, Run run) {
   });
 }
 
+// The amax of every 32 × 32 tile of a rows × cols matrix (as float bits with the sign clear, NaN
+// bits above infinity's, as the kernels take a block's), tile (i, j) at at(i, j); the tile rows
+// split over the bulk threads.
+class mx_tile_amaxes {
+ public:
+  mx_tile_amaxes(const float* a, std::size_t lda, std::size_t rows, std::size_t cols)
+      : per_row_(cols / mx_block_size + (cols % mx_block_size != 0 ? 1 : 0)) {
+    const std::size_t tile_rows = rows / mx_block_size + (rows % mx_block_size != 0 ? 1 : 0);
+    amax_.assign(tile_rows * per_row_, 0);
+    for_each_share(tile_rows, rows * cols, [&](std::size_t first, std::size_t last) {
+      for (std::size_t r = first * mx_block_size; r < std::min(rows, last * mx_block_size); ++r) {
+        std::uint32_t* tiles = amax_.data() + r / mx_block_size * per_row_;
+        const float* row = a + r * lda;
+        for (std::size_t j = 0; j < per_row_; ++j) {
+          std::uint32_t largest = tiles[j];
+          for (std::size_t c = j * mx_block_size; c < std::min(cols, (j + 1) * mx_block_size); ++c) {
+            largest = std::max(largest, bit_cast<std::uint32_t>(row[c]) & 0x7FFF'FFFFu);
+          }
+          tiles[j] = largest;
+        }
+      }
+    });
+  }
+  // Tile row i's amaxes, tile (i, j) at j.
+  const std::uint32_t* row(std::size_t i) const noexcept { return amax_.data() + i * per_row_; }
+  std::uint32_t at(std::size_t i, std::size_t j) const noexcept { return amax_[i * per_row_ + j]; }
+
+ private:
+  std::size_t per_row_;
+  std::vector<std::uint32_t> amax_;
+};
+
 constexpr std::size_t mx_batch_blocks = 64;
 
 // Quantises `count` (<= mx_batch_blocks) blocks of 32 contiguous floats into the blocks
 // first, first + stride, ... of m (storage order).  8-bit codes go straight into the matrix;
 // 6- and 4-bit codes through a buffer, then packed.
+// `shared`: null, or the amax of each block's tile (mx_block_factor).
 template <class Kernels, class T>
 void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::size_t first, std::size_t stride,
-                     mx_scale_rule rule) {
+                     mx_scale_rule rule, const std::uint32_t* shared) {
   constexpr int bits = mx_element<T>::bits;
   auto* scales = reinterpret_cast<unsigned char*>(m.scales() + first);
-  with_block_factor<T>(rule, [&](auto factor_of) {
+  with_block_factor<T>(rule, shared, [&](auto factor_of) {
     if constexpr (bits == 8) {
       Kernels::template encode_blocks<T>(in, count, m.block_data(first), stride * mx_block_size, scales, stride,
                                          factor_of);
@@ -133,24 +211,28 @@ void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::s
   });
 }
 
+// `tiles`: null, or the tile amaxes whose scales the blocks share.
 template <class Kernels, class T>
 void mx_quantize_row_blocks(const float* a, std::size_t lda, mx_matrix<T>& m, std::size_t first, std::size_t last,
-                            mx_scale_rule rule) {
+                            mx_scale_rule rule, const mx_tile_amaxes* tiles) {
   const std::size_t per_line = m.blocks_per_line(), full = m.cols() / mx_block_size;
   for (std::size_t b = first; b < last;) {
     const std::size_t line = b / per_line, j = b % per_line;
     const std::size_t line_end = std::min(last, (line + 1) * per_line);
     const float* row = a + line * lda;
+    // Block j of row r crosses tile (r / 32, j): the batch's tiles are consecutive.
+    const std::uint32_t* shared = tiles != nullptr ? tiles->row(line / mx_block_size) : nullptr;
     const std::size_t whole = std::min(line_end - b, full > j ? full - j : 0);
     for (std::size_t done = 0; done < whole; done += mx_batch_blocks) {
       const std::size_t count = std::min(mx_batch_blocks, whole - done);
-      mx_encode_batch<Kernels>(row + (j + done) * mx_block_size, count, m, b + done, 1, rule);
+      mx_encode_batch<Kernels>(row + (j + done) * mx_block_size, count, m, b + done, 1, rule,
+                               shared != nullptr ? shared + j + done : nullptr);
     }
     b += whole;
     if (b < line_end) {  // the line's last block, shorter than 32: padded with zeros
       float padded[mx_block_size] = {};
       std::memcpy(padded, row + full * mx_block_size, (m.cols() - full * mx_block_size) * sizeof(float));
-      mx_encode_batch<Kernels>(padded, 1, m, b, 1, rule);
+      mx_encode_batch<Kernels>(padded, 1, m, b, 1, rule, shared != nullptr ? shared + full : nullptr);
       ++b;
     }
   }
@@ -165,7 +247,7 @@ constexpr std::size_t mx_column_group = 256, mx_stripe_blocks = 2;
 
 template <class Kernels, class T>
 void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m, std::size_t first_stripe,
-                                std::size_t last_stripe, mx_scale_rule rule) {
+                                std::size_t last_stripe, mx_scale_rule rule, const mx_tile_amaxes* tiles) {
   const simd_path path = active_simd_path();
   const std::size_t per_line = m.blocks_per_line();
   std::vector<float> tile(mx_stripe_blocks * mx_column_group * mx_block_size);  // [block row][column × 32 + row]
@@ -185,9 +267,15 @@ void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m
       }
       for (std::size_t j = 0; j < blocks; ++j) {
         for (std::size_t c = 0; c < columns; c += mx_batch_blocks) {
-          mx_encode_batch<Kernels>(tile.data() + (j * mx_column_group + c) * mx_block_size,
-                                   std::min(mx_batch_blocks, columns - c), m, m.block_index_unchecked(c0 + c, j0 + j),
-                                   per_line, rule);
+          const std::size_t count = std::min(mx_batch_blocks, columns - c);
+          // Block j0 + j of column c0 + c + k crosses tile (j0 + j, (c0 + c + k) / 32).
+          std::uint32_t shared[mx_batch_blocks];
+          for (std::size_t k = 0; tiles != nullptr && k < count; ++k) {
+            shared[k] = tiles->at(j0 + j, (c0 + c + k) / mx_block_size);
+          }
+          mx_encode_batch<Kernels>(tile.data() + (j * mx_column_group + c) * mx_block_size, count, m,
+                                   m.block_index_unchecked(c0 + c, j0 + j), per_line, rule,
+                                   tiles != nullptr ? shared : nullptr);
         }
       }
     }
@@ -210,25 +298,36 @@ inline void check_mx_arguments(const char* function, const void* matrix, std::si
 }  // namespace detail
 
 // Quantises the rows × cols float matrix a (row-major, leading dimension lda) into m, which must
-// have the same shape; its axis says along which the blocks run.
+// have the same shape; its axis says along which the blocks run; `sharing` whether each block
+// has its own scale or each 32 × 32 tile's blocks share the tile's (one more read of a, for the
+// tiles' amaxes).
 template <class T>
-void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule rule = mx_scale_rule::ocp) {
+void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule rule = mx_scale_rule::ocp,
+                 mx_scale_sharing sharing = mx_scale_sharing::block) {
   detail::check_mx_arguments("mx_quantize", a, m.rows(), m.cols(), lda);
-  if (rule != mx_scale_rule::ocp && rule != mx_scale_rule::round_up) {
-    throw invalid_argument("mx_quantize: rule is " + std::to_string(static_cast<int>(rule)) + ", not an mx_scale_rule");
+  if (!is_mx_scale_rule(rule)) {
+    throw invalid_argument("mx_quantize: rule is " + std::to_string(static_cast<int>(rule)) +
+                           ", not an mx_scale_rule (0 to 3: ocp, round_up, ceil, even)");
+  }
+  if (sharing != mx_scale_sharing::block && sharing != mx_scale_sharing::tile) {
+    throw invalid_argument("mx_quantize: sharing is " + std::to_string(static_cast<int>(sharing)) +
+                           ", not an mx_scale_sharing (0: block, 1: tile)");
   }
   const std::size_t elements = m.rows() * m.cols();
   if (elements == 0) return;
-  detail::with_mx_kernels([&](auto kernels) {
+  std::optional<detail::mx_tile_amaxes> tile_amaxes;
+  if (sharing == mx_scale_sharing::tile) tile_amaxes.emplace(a, lda, m.rows(), m.cols());
+  const detail::mx_tile_amaxes* tiles = tile_amaxes ? &*tile_amaxes : nullptr;
+  detail::with_mx_kernels<T>([&](auto kernels) {
     using Kernels = decltype(kernels);
     if (m.axis() == mx_axis::rows) {
       detail::for_each_share(m.blocks(), elements, [&](std::size_t first, std::size_t last) {
-        detail::mx_quantize_row_blocks<Kernels>(a, lda, m, first, last, rule);
+        detail::mx_quantize_row_blocks<Kernels>(a, lda, m, first, last, rule, tiles);
       });
     } else {
       const std::size_t stripes = (m.blocks_per_line() + detail::mx_stripe_blocks - 1) / detail::mx_stripe_blocks;
       detail::for_each_share(stripes, elements, [&](std::size_t first, std::size_t last) {
-        detail::mx_quantize_column_stripes<Kernels>(a, lda, m, first, last, rule);
+        detail::mx_quantize_column_stripes<Kernels>(a, lda, m, first, last, rule, tiles);
       });
     }
   });
@@ -236,9 +335,9 @@ void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule
 
 template <class T>
 mx_matrix<T> mx_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda, mx_axis axis,
-                         mx_scale_rule rule = mx_scale_rule::ocp) {
+                         mx_scale_rule rule = mx_scale_rule::ocp, mx_scale_sharing sharing = mx_scale_sharing::block) {
   mx_matrix<T> m(rows, cols, axis);
-  mx_quantize(a, lda, m, rule);
+  mx_quantize(a, lda, m, rule, sharing);
   return m;
 }
 
@@ -305,8 +404,9 @@ void mx_dequantize_lines(const mx_matrix<T>& m, std::size_t line0, std::size_t l
 }  // namespace detail
 
 // out[r * ldo + c] = m.value(r, c) for every element: X × P_i in float, exact (MX values need at
-// most 4 significant bits above 2^-143), ±inf where X × P_i exceeds float's range (possible only
-// under the round_up rule, for blocks with amax near FLT_MAX), NaN in blocks with the NaN scale.
+// most 7 significant bits, multiples of 2^-143), ±inf where X × P_i exceeds float's range (possible only
+// under the round_up and ceil rules, for blocks with amax near FLT_MAX), NaN in blocks with the
+// NaN scale.
 // Large matrices are split over bulk_threads() by lines.
 template <class T>
 void mx_dequantize(const mx_matrix<T>& m, float* out, std::size_t ldo) {
@@ -314,7 +414,7 @@ void mx_dequantize(const mx_matrix<T>& m, float* out, std::size_t ldo) {
   const std::size_t elements = m.rows() * m.cols();
   if (elements == 0) return;
   const bool by_rows = m.axis() == mx_axis::rows;
-  detail::with_mx_kernels([&](auto kernels) {
+  detail::with_mx_kernels<T>([&](auto kernels) {
     detail::for_each_share(m.lines(), elements, [&](std::size_t first, std::size_t last) {
       detail::mx_dequantize_lines<decltype(kernels)>(m, first, last - first, 0, m.line_length(),
                                                      out + (by_rows ? first * ldo : first), ldo);
@@ -335,7 +435,7 @@ void mx_dequantize_region(const mx_matrix<T>& m, std::size_t row0, std::size_t r
   detail::check_mx_arguments("mx_dequantize_region", out, rows, cols, ldo);
   if (rows == 0 || cols == 0) return;
   const bool by_rows = m.axis() == mx_axis::rows;
-  detail::with_mx_kernels([&](auto kernels) {
+  detail::with_mx_kernels<T>([&](auto kernels) {
     detail::mx_dequantize_lines<decltype(kernels)>(m, by_rows ? row0 : col0, by_rows ? rows : cols,
                                                    by_rows ? col0 : row0, by_rows ? cols : rows, out, ldo);
   });

@@ -6,8 +6,14 @@
 // copied) on the same thread count: the physical limit.  64 Mi elements (a 8192 × 8192 matrix for
 // MX) on 1 and 2 threads, and 256 Ki (in cache) on one.
 // quantize_with_statistics against quantize_alone: the cost of TE's statistics fused in.
+// The block-scaled quantisers of blockscale/ (issue 16, item 8), on the same matrices: fp8 blocks
+// (TE's rule; 4 + 1 bytes per element and a float per 128, rounded to the 161 and 160 of the
+// memcpy rows), NVFP4 (4 + 1/2 bytes per element and a ue4m3 scale per 16: 146 per 32) as its
+// row-wise copy, and as its column-wise copy with the random Hadamard transform.
 //   fp8_quantize_benchmark --benchmark_format=json | python3 scripts/bulk_benchmark_table.py
 #include <benchmark/benchmark.h>
+#include <mixprec/blockscale/fp8_block.hpp>
+#include <mixprec/blockscale/nvfp4.hpp>
 #include <mixprec/bulk/convert_n.hpp>
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/mx/quantize.hpp>
@@ -117,6 +123,28 @@ void mx_dequantize_rows(benchmark::State& state) {
   time_pass(state, mx_traffic_per_32<T>(), [&] { mx_dequantize(m, out.data(), side); });
 }
 
+template <blockscale::fp8_block_kind Kind>
+void fp8_block_quantize_matrix(benchmark::State& state) {
+  const std::size_t side = matrix_side(elements(state));
+  const std::vector<float>& a = gaussian_input(side * side);
+  blockscale::fp8_block_options o;
+  o.kind = Kind;
+  blockscale::fp8_block_matrix<float8_e4m3fn> m(side, side, Kind, o.rule);
+  time_pass(state, Kind == blockscale::fp8_block_kind::row_1x128 ? 161 : 160,
+            [&] { blockscale::fp8_block_quantize(a.data(), side, m, o); });
+}
+
+template <bool ColumnwiseWithHadamard>
+void nvfp4_quantize_matrix(benchmark::State& state) {
+  const std::size_t side = matrix_side(elements(state));
+  const std::vector<float>& a = gaussian_input(side * side);
+  blockscale::nvfp4_options o;
+  o.rowwise = !ColumnwiseWithHadamard;
+  o.columnwise = ColumnwiseWithHadamard;
+  o.columnwise_rht.enabled = ColumnwiseWithHadamard;
+  time_pass(state, 146, [&] { benchmark::DoNotOptimize(blockscale::nvfp4_quantize(a.data(), side, side, side, o)); });
+}
+
 constexpr std::int64_t in_cache = 1 << 18, in_memory = 1 << 26;
 
 void sizes_and_threads(benchmark::internal::Benchmark* b) {
@@ -130,6 +158,7 @@ BENCHMARK_TEMPLATE(memcpy_per_32, 128)->Apply(sizes_and_threads);  // a read of 
 BENCHMARK_TEMPLATE(memcpy_per_32, 161)->Apply(sizes_and_threads);  // MXFP8
 BENCHMARK_TEMPLATE(memcpy_per_32, 153)->Apply(sizes_and_threads);  // MXFP6
 BENCHMARK_TEMPLATE(memcpy_per_32, 145)->Apply(sizes_and_threads);  // MXFP4
+BENCHMARK_TEMPLATE(memcpy_per_32, 146)->Apply(sizes_and_threads);  // NVFP4
 BENCHMARK(delayed_quantize)->Apply(sizes_and_threads);
 BENCHMARK(current_quantize)->Apply(sizes_and_threads);
 BENCHMARK(quantize_alone)->Apply(sizes_and_threads);
@@ -142,6 +171,10 @@ BENCHMARK_TEMPLATE(mx_quantize_matrix, float6_e2m3fn, mx_axis::rows)->Apply(size
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float4_e2m1fn, mx_axis::rows)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e4m3fn, mx_axis::columns)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float4_e2m1fn, mx_axis::columns)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(fp8_block_quantize_matrix, blockscale::fp8_block_kind::row_1x128)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(fp8_block_quantize_matrix, blockscale::fp8_block_kind::tile_128x128)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, false)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, true)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_dequantize_rows, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_dequantize_rows, float4_e2m1fn)->Apply(sizes_and_threads);
 

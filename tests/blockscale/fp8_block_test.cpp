@@ -565,3 +565,32 @@ TEST_CASE("fp8 block stochastic quantisation depends on (seed, tensor id, step) 
     CHECK(base.data()[i].bits() == rn.data()[i].bits());
   }
 }
+
+TEST_CASE("fp8_block_quantize into an existing matrix writes every code and scale", "[blockscale][fp8_block]") {
+  const std::size_t rows = 130, cols = 257;
+  const std::vector<float> x = awkward_data(rows, cols, true);
+  for (fp8_block_kind kind : {fp8_block_kind::row_1x128, fp8_block_kind::tile_128x128}) {
+    fp8_block_options o;
+    o.kind = kind;
+    const auto want = fp8_block_quantize<float8_e4m3fn>(x.data(), rows, cols, cols, o);
+    fp8_block_matrix<float8_e4m3fn> m(rows, cols, kind, o.rule);
+    for (std::size_t i = 0; i < rows * cols; ++i) m.data()[i] = float8_e4m3fn::from_bits(0x55);  // stale codes
+    for (std::size_t b = 0; b < m.block_rows() * m.block_cols(); ++b) m.scale_invs()[b] = -3.0f;
+    fp8_block_quantize(x.data(), cols, m, o);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < rows * cols; ++i) differ += m.data()[i].bits() != want.data()[i].bits();
+    for (std::size_t b = 0; b < m.block_rows() * m.block_cols(); ++b) {
+      differ += bits_of(m.scale_invs()[b]) != bits_of(want.scale_invs()[b]);
+    }
+    CHECK(differ == 0);
+  }
+  fp8_block_matrix<float8_e4m3fn> tiles(rows, cols, fp8_block_kind::tile_128x128, fp8_block_rule::transformer_engine);
+  CHECK_THROWS_WITH(fp8_block_quantize(x.data(), cols, tiles, fp8_block_options{}),
+                    Catch::Contains("fp8_block_quantize: the options ask for row_1x128 blocks by rule 0, the matrix "
+                                    "has tile_128x128 blocks by rule 0"));
+  CHECK_THROWS_WITH(
+      fp8_block_quantize(
+          x.data(), cols - 1, tiles,
+          fp8_block_options{fp8_block_rule::transformer_engine, fp8_block_kind::tile_128x128, true, 0.0f, {}}),
+      Catch::Contains("leading dimension 256 is smaller than the 257 columns"));
+}

@@ -30,6 +30,7 @@
 #include "../detail/extent.hpp"
 #include "../errors.hpp"
 #include "../detail/text.hpp"
+#include "../mx/quantize.hpp"
 #include "fp8_block_rules.hpp"
 
 namespace mixprec::blockscale {
@@ -76,7 +77,7 @@ class fp8_block_matrix {
       throw invalid_argument("fp8_block_matrix: " + std::to_string(rows) + " × " + std::to_string(cols) +
                              " elements do not fit in memory");
     }
-    data_.assign(rows * cols, T::from_bits(0));
+    data_.resize(rows * cols);  // value-initialised: +0 codes, by a memset (T is trivial)
     scale_invs_.assign(block_rows() * block_cols(), 1.0f);
   }
 
@@ -165,10 +166,18 @@ inline void check_float_matrix(const char* function, const char* name, const voi
   mixprec::detail::check_matrix_extent(function, name, matrix, rows, cols, leading, 1, element_size);
 }
 
-// The amax of the block rows [r0, r1) × columns [c0, c1) of a, by the rule's reduction.
-template <class In>
+// The amax of the block rows [r0, r1) × columns [c0, c1) of a, by the rule's reduction.  With
+// vector kernels (float input) the rows' largest magnitudes come from kernels.largest as float
+// bits: without a NaN that maximum is the fold's value bit for bit (both are the largest |x|); a
+// block with a NaN, whose reduction depends on the rule, is folded in scalar.
+template <class In, class Kernels>
 float block_amax(const In* a, std::size_t lda, std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1,
-                 fp8_block_rule rule) {
+                 fp8_block_rule rule, const Kernels& kernels) {
+  if constexpr (Kernels::vectorised) {
+    std::uint32_t largest = 0;
+    for (std::size_t r = r0; r < r1; ++r) largest = std::max(largest, kernels.largest(a + r * lda + c0, c1 - c0));
+    if (largest <= 0x7F80'0000u) return mixprec::detail::bit_cast<float>(largest);
+  }
   float amax = 0.0f;
   for (std::size_t r = r0; r < r1; ++r) {
     const In* row = a + r * lda;
@@ -181,20 +190,31 @@ float block_amax(const In* a, std::size_t lda, std::size_t r0, std::size_t r1, s
   return amax;
 }
 
-// q[c] = convert<T>(x[c] · scale) for n elements: for float input the fused multiply-and-convert
-// of the active SIMD path (bulk/dispatch.hpp, quantize_serial: every path gives the scalar
-// loop's bits), else the scalar loop.
-template <class T, class In>
-void multiply_and_convert(const In* x, std::size_t n, T* q, float scale) {
-  if constexpr (std::is_same<In, float>::value) {
-    (void)mixprec::detail::quantize_serial(active_simd_path(), x, n, q, scale, rounding::nearest_even,
-                                           overflow::saturate, false);
-  } else {
+// The scalar block operations: q[c] = convert<T>(x[c] · scale), saturating, nearest even.
+template <class T>
+struct fp8_block_scalar_kernels {
+  static constexpr bool vectorised = false;
+  template <class In>
+  void scale_and_convert(const In* x, std::size_t n, T* q, float scale) const {
     for (std::size_t c = 0; c < n; ++c) {
       q[c] = convert<T>(static_cast<float>(x[c]) * scale, rounding::nearest_even, overflow::saturate);
     }
   }
-}
+};
+
+// The same on a SIMD path's bulk kernels (K: the path's kernel set, bulk/dispatch.hpp), which
+// give the scalar loop's bits (the fused multiply-and-convert of quantize_n); called directly, so
+// that a block of 128 pays no dispatch.
+template <class T, class K>
+struct fp8_block_vector_kernels {
+  static constexpr bool vectorised = true;
+  std::uint32_t largest(const float* x, std::size_t n) const {
+    return K::template multiply_in_place<false>(const_cast<float*>(x), n, 1.0f);  // reads only
+  }
+  void scale_and_convert(const float* x, std::size_t n, T* q, float scale) const {
+    (void)K::template encode_from_float<T, true>(x, n, q, rounding::nearest_even, overflow::saturate, false, scale);
+  }
+};
 
 // q[c] = the element of x[c] · scale (or x[c] / divisor, correctly rounded, for deepseek_v3)
 // rounded stochastically with the words of indices first, first + 1, ...; saturating.
@@ -208,25 +228,19 @@ void convert_stochastically(const In* x, std::size_t n, T* q, float scale, bool 
   }
 }
 
-}  // namespace detail
-
-// Quantises the rows × cols matrix a (row-major, leading dimension lda; float or bfloat16) into
-// fp8 blocks by the options' rule and block kind.
-template <class T, class In>
-fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_t cols, std::size_t lda,
-                                       const fp8_block_options& options = {}) {
-  static_assert(std::is_same<In, float>::value || std::is_same<In, bfloat16>::value,
-                "fp8_block_quantize reads float or bfloat16");
-  detail::check_fp8_block_options("fp8_block_quantize", options);
-  detail::check_float_matrix("fp8_block_quantize", "input", a, rows, cols, lda, sizeof(In));
-  fp8_block_matrix<T> m(rows, cols, options.kind, options.rule);
+// Block rows [first, last) of m from a: each block's amax, scale and codes.
+template <class T, class In, class Kernels>
+void fp8_block_quantize_block_rows(const In* a, std::size_t lda, fp8_block_matrix<T>& m,
+                                   const fp8_block_options& options, std::size_t first, std::size_t last,
+                                   const Kernels& kernels) {
+  const std::size_t rows = m.rows(), cols = m.cols();
   const float largest = mixprec::fp8_max(fp8_element_of<T>());
   const std::size_t height = m.block_height();
-  for (std::size_t i = 0; i < m.block_rows(); ++i) {
+  for (std::size_t i = first; i < last; ++i) {
     const std::size_t r0 = i * height, r1 = std::min(rows, r0 + height);
     for (std::size_t j = 0; j < m.block_cols(); ++j) {
       const std::size_t c0 = j * fp8_block_size, c1 = std::min(cols, c0 + fp8_block_size);
-      const float amax = detail::block_amax(a, lda, r0, r1, c0, c1, options.rule);
+      const float amax = detail::block_amax(a, lda, r0, r1, c0, c1, options.rule, kernels);
       float scale_inv = 0.0f;
       if (options.rule == fp8_block_rule::deepseek_v3) {
         const float s = deepseek_block_scale(amax, largest);
@@ -253,7 +267,7 @@ fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_
             detail::convert_stochastically(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale, false,
                                            options.stochastic, std::uint64_t{r} * cols + c0);
           } else {
-            detail::multiply_and_convert(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale);
+            kernels.scale_and_convert(a + r * lda + c0, c1 - c0, m.data() + r * cols + c0, scale);
           }
         }
         scale_inv = 1.0f / scale;
@@ -261,7 +275,55 @@ fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_
       m.scale_invs()[i * m.block_cols() + j] = scale_inv;
     }
   }
+}
+
+// The block rows split over bulk_threads() as convert_n splits its elements; every block is
+// quantised alone, so the result does not depend on the split.
+template <class T, class In>
+void fp8_block_quantize_rows(const In* a, std::size_t lda, fp8_block_matrix<T>& m, const fp8_block_options& options) {
+  const auto split = [&](const auto& kernels) {
+    mixprec::detail::for_each_share(m.block_rows(), m.rows() * m.cols(), [&](std::size_t first, std::size_t last) {
+      fp8_block_quantize_block_rows(a, lda, m, options, first, last, kernels);
+    });
+  };
+  if constexpr (std::is_same<In, float>::value && mixprec::detail::has_float_kernels<T>()) {
+    const bool vectorised = mixprec::detail::with_kernels(
+        active_simd_path(), [&](auto target) { split(fp8_block_vector_kernels<T, decltype(target)>{}); });
+    if (vectorised) return;
+  }
+  split(fp8_block_scalar_kernels<T>{});
+}
+
+}  // namespace detail
+
+// Quantises the rows × cols matrix a (row-major, leading dimension lda; float or bfloat16) into
+// fp8 blocks by the options' rule and block kind.
+template <class T, class In>
+fp8_block_matrix<T> fp8_block_quantize(const In* a, std::size_t rows, std::size_t cols, std::size_t lda,
+                                       const fp8_block_options& options = {}) {
+  static_assert(std::is_same<In, float>::value || std::is_same<In, bfloat16>::value,
+                "fp8_block_quantize reads float or bfloat16");
+  detail::check_fp8_block_options("fp8_block_quantize", options);
+  detail::check_float_matrix("fp8_block_quantize", "input", a, rows, cols, lda, sizeof(In));
+  fp8_block_matrix<T> m(rows, cols, options.kind, options.rule);
+  detail::fp8_block_quantize_rows(a, lda, m, options);
   return m;
+}
+
+// The same into an existing matrix of the input's shape, whose kind and rule the options must
+// have: every code and scale is written (buffers reused from step to step).
+template <class T, class In>
+void fp8_block_quantize(const In* a, std::size_t lda, fp8_block_matrix<T>& m, const fp8_block_options& options = {}) {
+  static_assert(std::is_same<In, float>::value || std::is_same<In, bfloat16>::value,
+                "fp8_block_quantize reads float or bfloat16");
+  detail::check_fp8_block_options("fp8_block_quantize", options);
+  if (options.kind != m.kind() || options.rule != m.rule()) {
+    throw invalid_argument(std::string("fp8_block_quantize: the options ask for ") + to_string(options.kind) +
+                           " blocks by rule " + std::to_string(static_cast<int>(options.rule)) + ", the matrix has " +
+                           to_string(m.kind()) + " blocks by rule " + std::to_string(static_cast<int>(m.rule())));
+  }
+  detail::check_float_matrix("fp8_block_quantize", "input", a, m.rows(), m.cols(), lda, sizeof(In));
+  detail::fp8_block_quantize_rows(a, lda, m, options);
 }
 
 // out[r · ldo + c] = float(q) · scale_inv for every element (one float multiplication each).

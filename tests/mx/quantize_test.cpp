@@ -314,6 +314,11 @@ TEST_CASE("bad arguments are refused with the value and the limit named", "[mx]"
                     Catch::Contains("mx_quantize: rule is 5, not an mx_scale_rule (0 to 3"));
   CHECK_THROWS_WITH(mx_quantize(a.data(), 40, m, mx_scale_rule::ocp, static_cast<mx_scale_sharing>(7)),
                     Catch::Contains("mx_quantize: sharing is 7, not an mx_scale_sharing (0: block, 1: tile)"));
+  block_stochastic_rounding sr;
+  sr.enabled = true;
+  sr.random_bits = 24;
+  CHECK_THROWS_WITH(mx_quantize(a.data(), 40, m, mx_scale_rule::ocp, mx_scale_sharing::block, sr),
+                    Catch::Contains("mx_quantize: random_bits is 24; allowed: 8, 16 or 32"));
   // A leading dimension whose last row lies beyond the largest array (it used to wrap the pointer).
   const std::size_t far = std::size_t{1} << 62;
   CHECK_THROWS_WITH(mx_quantize(a.data(), far, m), Catch::Contains("spans more than the largest array"));
@@ -462,4 +467,120 @@ TEST_CASE("a NaN or an infinity in a tile gives all of the tile's blocks the NaN
   }
   CHECK(std::isnan(m.value(31, 63)));
   CHECK(m.value(32, 63) == 1.0f);
+}
+
+// ---- stochastic rounding (issue 16, item 5) ----
+
+namespace {
+
+block_stochastic_rounding mx_stream(int k) {
+  block_stochastic_rounding sr;
+  sr.enabled = true;
+  sr.seed = 0x5EED'0123'4567u;
+  sr.tensor_id = 3;
+  sr.step = 77;
+  sr.random_bits = k;
+  return sr;
+}
+
+// Every code of an SR quantisation against convert_stochastic (mxint8_element::stochastic) of
+// the element times the block's round-to-nearest scale, with the element's word; the scales
+// against round to nearest's.  Returns how many codes moved off the nearest one.
+template <class T>
+std::size_t check_stochastic(const std::vector<float>& a, std::size_t rows, std::size_t cols, mx_axis axis,
+                             mx_scale_rule rule, mx_scale_sharing sharing, const block_stochastic_rounding& sr) {
+  const mx_matrix<T> rn = mx_quantize<T>(a.data(), rows, cols, cols, axis, rule, sharing);
+  const mx_matrix<T> m = mx_quantize<T>(a.data(), rows, cols, cols, axis, rule, sharing, sr);
+  std::size_t bad = 0, moved = 0;
+  for (std::size_t b = 0; b < rn.blocks(); ++b) bad += m.scales()[b].bits() != rn.scales()[b].bits();
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::uint8_t scale = m.scale(r, c).bits();
+      const std::uint64_t i = axis == mx_axis::rows ? std::uint64_t{r} * cols + c
+                                                    : std::uint64_t{rows} * cols + std::uint64_t{c} * rows + r;
+      unsigned want = 0;
+      if (scale != mx_nan_scale_code) {
+        const float scaled = a[r * cols + c] * mx_scale_reciprocal(scale);
+        if constexpr (std::is_same<T, mxint8_element>::value) {
+          want = mxint8_element::stochastic(scaled, sr.word(i)).bits();
+        } else {
+          want = convert_stochastic<T>(scaled, sr.word(i), overflow::saturate).bits();
+        }
+      }
+      bad += m.element(r, c).bits() != want;
+      moved += m.element(r, c).bits() != rn.element(r, c).bits();
+    }
+  }
+  CHECK(bad == 0);
+  return moved;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("MX stochastic rounding: element i takes word i of (seed, tensor, step); scales stay RN", "[mx][sr]",
+                   float8_e4m3fn, float8_e5m2, float6_e3m2fn, float6_e2m3fn, float4_e2m1fn, mxint8_element) {
+  // Normal values over a few octaves (every block finite, so that codes can move); the
+  // adversarial test matrix (NaN, inf, subnormal, huge rows) for the codes alone.
+  const std::size_t rows = 45, cols = 70;
+  std::vector<float> a(rows * cols);
+  std::mt19937 random(31);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::ldexp(normal(random), static_cast<int>(i % 7) - 3);
+  (void)check_stochastic<TestType>(test_matrix(rows, cols, cols, 31), rows, cols, mx_axis::rows, mx_scale_rule::ocp,
+                                   mx_scale_sharing::block, mx_stream(8));
+  for (const int k : {8, 16, 32}) {
+    for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
+      for (const mx_scale_rule rule : {mx_scale_rule::ocp, mx_scale_rule::round_up, mx_scale_rule::even}) {
+        INFO("k " << k << " axis " << (axis == mx_axis::rows ? "rows" : "columns") << " rule " << to_string(rule));
+        CHECK(check_stochastic<TestType>(a, rows, cols, axis, rule, mx_scale_sharing::block, mx_stream(k)) > 0);
+      }
+    }
+  }
+  CHECK(check_stochastic<TestType>(a, rows, cols, mx_axis::rows, mx_scale_rule::ocp, mx_scale_sharing::tile,
+                                   mx_stream(8)) > 0);
+  const mx_matrix<TestType> base = mx_quantize<TestType>(a.data(), rows, cols, cols, mx_axis::rows, mx_scale_rule::ocp,
+                                                         mx_scale_sharing::block, mx_stream(16));
+  on_every_path_and_thread_count([&] {  // the same bits on every path and thread count
+    const mx_matrix<TestType> again = mx_quantize<TestType>(a.data(), rows, cols, cols, mx_axis::rows,
+                                                            mx_scale_rule::ocp, mx_scale_sharing::block, mx_stream(16));
+    CHECK(std::memcmp(again.data(), base.data(), base.data_bytes()) == 0);
+  });
+  for (int which = 0; which < 3; ++which) {
+    block_stochastic_rounding changed = mx_stream(16);
+    if (which == 0) changed.seed += 1;
+    if (which == 1) changed.tensor_id += 1;
+    if (which == 2) changed.step += 1;
+    const mx_matrix<TestType> other = mx_quantize<TestType>(a.data(), rows, cols, cols, mx_axis::rows,
+                                                            mx_scale_rule::ocp, mx_scale_sharing::block, changed);
+    CHECK(std::memcmp(other.data(), base.data(), base.data_bytes()) != 0);
+  }
+}
+
+TEST_CASE("MXINT8 stochastic rounding: 2^k random values round away floor(fraction · 2^k) times", "[mx][sr]") {
+  // Values between k/64 and (k+1)/64 with fractions m / 2^16 of the step: exact in float.
+  for (const int bits : {8, 16}) {
+    block_stochastic_rounding sr;
+    sr.enabled = true;
+    sr.random_bits = bits;
+    for (const std::uint32_t m : {0u, 1u, 255u, 256u, 257u, 32768u, 65535u}) {
+      for (const int k : {0, 5, 126, -3}) {
+        const double fraction = static_cast<double>(m) / 65536.0;
+        const float x = static_cast<float>((k + (k < 0 ? -fraction : fraction)) / 64.0);
+        const auto floor_f = static_cast<std::uint64_t>(std::floor(fraction * std::ldexp(1.0, bits)));
+        std::uint64_t away = 0, others = 0;
+        for (std::uint32_t r = 0; r < (1u << bits); ++r) {
+          const int got = mxint8_element::stochastic(x, sr.aligned(r)).integer();
+          const int toward = k, farther = k < 0 ? k - 1 : k + 1;
+          away += got == farther;
+          others += got != farther && got != toward;
+        }
+        INFO("bits " << bits << " m " << m << " k " << k);
+        CHECK(away == floor_f);
+        CHECK(others == 0);
+      }
+    }
+  }
+  CHECK(mxint8_element::stochastic(1.99f, 0xFFFF'FFFFu).integer() == 127);  // clamped
+  CHECK(mxint8_element::stochastic(-5.0f, 0).integer() == -127);
+  CHECK(mxint8_element::stochastic(std::numeric_limits<float>::quiet_NaN(), 7).integer() == 0);
 }

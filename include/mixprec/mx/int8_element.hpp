@@ -57,6 +57,26 @@ class mxint8_element {
     return from_bits(static_cast<std::uint8_t>(x < 0.0f ? -k : k));
   }
 
+  // Stochastic rounding of x (already divided by the block scale), convert_stochastic's rule on
+  // the grid k/64: with k0 = floor(|x| × 64) and f the fraction above it, k0 + 1 iff
+  // floor(f × 2^32) + random >= 2^32, then clamped to ±127; 0 for NaN.  (|x| × 64 and f are
+  // exact in float below 2^24; larger values clamp anyway.)
+  MIXPREC_HOST_DEVICE static constexpr mxint8_element stochastic(float x, std::uint32_t random) noexcept {
+    const float magnitude = x < 0.0f ? -x : x;
+    int k = largest_integer;
+    if (!(magnitude == magnitude)) {
+      k = 0;
+    } else if (magnitude < 128.0f / 64.0f) {
+      const float scaled = magnitude * 64.0f;
+      k = static_cast<int>(scaled);
+      const auto threshold = static_cast<std::uint64_t>(static_cast<double>(scaled - static_cast<float>(k)) *
+                                                        4294967296.0);  // floor(f × 2^32): exact, f < 1
+      if (threshold + random >= (std::uint64_t{1} << 32)) ++k;
+      if (k > largest_integer) k = largest_integer;
+    }
+    return from_bits(static_cast<std::uint8_t>(x < 0.0f ? -k : k));
+  }
+
  private:
   std::uint8_t code_ = 0;
 };

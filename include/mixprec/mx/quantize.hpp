@@ -19,6 +19,12 @@
 // 2^-17 against 2^-126), so nearest-even gives the same code (±0) as from the exact quotient.
 // Blocks with an inf or a NaN take the NaN scale and +0 codes.
 //
+// Stochastic rounding (block_stochastic_rounding, the stream every block quantiser shares):
+// each element rounds stochastically by the k-bit rule instead (convert_stochastic, saturating;
+// mxint8_element::stochastic), element (r, c) of a row-wise matrix taking the word of index
+// r·cols + c, of a column-wise one rows·cols + c·rows + r (as NVFP4's copies); the scales are
+// those of round to nearest.  It runs on the scalar loop, split over the bulk threads by lines.
+//
 // Speed: each block is one read of its 32 floats on the bulk kernels of the active SIMD path
 // (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert), then packing (fp6, fp4);
 // large matrices are split over bulk_threads() as convert_n is (bulk/dispatch.hpp).  Every path
@@ -35,6 +41,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../block_stochastic_rounding.hpp"
 #include "../bulk/dispatch.hpp"
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
@@ -282,6 +289,50 @@ void mx_quantize_column_stripes(const float* a, std::size_t lda, mx_matrix<T>& m
   }
 }
 
+// Lines [first, last) of m with stochastic rounding of the elements (one element at a time).
+template <class T>
+void mx_quantize_lines_stochastic(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule rule,
+                                  const mx_tile_amaxes* tiles, const block_stochastic_rounding& sr, std::size_t first,
+                                  std::size_t last) {
+  constexpr int bits = mx_element<T>::bits;
+  const bool by_rows = m.axis() == mx_axis::rows;
+  const std::size_t length = m.line_length();
+  const std::uint64_t base = by_rows ? 0 : std::uint64_t{m.rows()} * m.cols();
+  for (std::size_t line = first; line < last; ++line) {
+    for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
+      const std::size_t p0 = j * mx_block_size, p1 = std::min(length, p0 + mx_block_size);
+      float x[mx_block_size] = {};
+      std::uint32_t largest = 0;
+      for (std::size_t p = p0; p < p1; ++p) {
+        x[p - p0] = by_rows ? a[line * lda + p] : a[p * lda + line];
+        largest = std::max(largest, bit_cast<std::uint32_t>(x[p - p0]) & 0x7FFF'FFFFu);
+      }
+      if (tiles != nullptr) largest = by_rows ? tiles->at(line / mx_block_size, j) : tiles->at(j, line / mx_block_size);
+      const std::size_t index = m.block_index_unchecked(line, j);
+      std::uint8_t code = 0;
+      float factor = 0.0f;
+      with_block_factor<T>(rule, nullptr, [&](auto factor_of) { factor = factor_of(0, largest, code); });
+      reinterpret_cast<unsigned char*>(m.scales())[index] = code;
+      unsigned char codes[mx_block_size] = {};
+      for (std::size_t p = p0; p < p1 && factor != 0.0f; ++p) {
+        const std::uint64_t i = base + std::uint64_t{line} * length + p;  // both axes: line × length + position
+        const float scaled = x[p - p0] * factor;
+        if constexpr (std::is_same<T, mxint8_element>::value) {
+          codes[p - p0] = mxint8_element::stochastic(scaled, sr.word(i)).bits();
+        } else {
+          codes[p - p0] =
+              static_cast<unsigned char>(convert_stochastic<T>(scaled, sr.word(i), overflow::saturate).bits());
+        }
+      }
+      if constexpr (bits == 8) {
+        std::memcpy(m.block_data(index), codes, mx_block_size);
+      } else {
+        pack_codes<bits>(codes, mx_block_size, m.block_data(index));
+      }
+    }
+  }
+}
+
 inline void check_mx_arguments(const char* function, const void* matrix, std::size_t rows, std::size_t cols,
                                std::size_t leading) {
   if (rows > 0 && cols > 0 && matrix == nullptr) {
@@ -303,7 +354,7 @@ inline void check_mx_arguments(const char* function, const void* matrix, std::si
 // tiles' amaxes).
 template <class T>
 void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule rule = mx_scale_rule::ocp,
-                 mx_scale_sharing sharing = mx_scale_sharing::block) {
+                 mx_scale_sharing sharing = mx_scale_sharing::block, const block_stochastic_rounding& stochastic = {}) {
   detail::check_mx_arguments("mx_quantize", a, m.rows(), m.cols(), lda);
   if (!is_mx_scale_rule(rule)) {
     throw invalid_argument("mx_quantize: rule is " + std::to_string(static_cast<int>(rule)) +
@@ -313,11 +364,18 @@ void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule
     throw invalid_argument("mx_quantize: sharing is " + std::to_string(static_cast<int>(sharing)) +
                            ", not an mx_scale_sharing (0: block, 1: tile)");
   }
+  stochastic.check("mx_quantize");
   const std::size_t elements = m.rows() * m.cols();
   if (elements == 0) return;
   std::optional<detail::mx_tile_amaxes> tile_amaxes;
   if (sharing == mx_scale_sharing::tile) tile_amaxes.emplace(a, lda, m.rows(), m.cols());
   const detail::mx_tile_amaxes* tiles = tile_amaxes ? &*tile_amaxes : nullptr;
+  if (stochastic.enabled) {
+    detail::for_each_share(m.lines(), elements, [&](std::size_t first, std::size_t last) {
+      detail::mx_quantize_lines_stochastic(a, lda, m, rule, tiles, stochastic, first, last);
+    });
+    return;
+  }
   detail::with_mx_kernels<T>([&](auto kernels) {
     using Kernels = decltype(kernels);
     if (m.axis() == mx_axis::rows) {
@@ -335,9 +393,10 @@ void mx_quantize(const float* a, std::size_t lda, mx_matrix<T>& m, mx_scale_rule
 
 template <class T>
 mx_matrix<T> mx_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda, mx_axis axis,
-                         mx_scale_rule rule = mx_scale_rule::ocp, mx_scale_sharing sharing = mx_scale_sharing::block) {
+                         mx_scale_rule rule = mx_scale_rule::ocp, mx_scale_sharing sharing = mx_scale_sharing::block,
+                         const block_stochastic_rounding& stochastic = {}) {
   mx_matrix<T> m(rows, cols, axis);
-  mx_quantize(a, lda, m, rule, sharing);
+  mx_quantize(a, lda, m, rule, sharing, stochastic);
   return m;
 }
 

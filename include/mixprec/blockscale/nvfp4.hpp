@@ -206,54 +206,130 @@ inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::s
   return largest;
 }
 
+// A line's scratch: the padded line, its codes, and per block the amax (as float), the value the
+// scale is rounded from, the stored scale and the elements' factor.
+struct nvfp4_line_buffers {
+  std::vector<float> y, amax, unrounded, factor;
+  std::vector<float4_e2m1fn> codes;
+};
+
+// One line of copy m (its elements contiguous in x, the line's length of them), in passes over
+// the line that the compiler vectorises or the bulk kernels run: the padded copy (and the
+// transform of each block), each block's amax (of its 16×16 tile from tile_amax when that is not
+// empty), the unrounded scales, their ue4m3 rounding (convert_n, nearest even, saturating), the
+// elements' factors, y = x · factor (TE) or x / divisor (torchao) in float, then convert_n's e2m1
+// conversion of y (nearest even, saturating), which equals nvfp4_element_code's clamp to ±6 and
+// conversion bit for bit (saturation is that clamp); NaN-scale blocks are zeroed first so their
+// codes come out 0, the padding's codes are zeroed after.  Each step is the scalar rule's
+// operation on the same operands (nvfp4_rules.hpp), so the bits are the scalar reference's on
+// every path.  Stochastic rounding goes element by element (each its Philox word).
+inline void nvfp4_quantize_line(const float* x, std::size_t line, nvfp4_matrix& m,
+                                const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o,
+                                std::uint32_t negative, nvfp4_line_buffers& b) {
+  const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
+  const std::size_t length = m.line_length(), blocks = m.blocks_per_line(), padded = blocks * nvfp4_block_size;
+  const std::size_t tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
+  const simd_path path = active_simd_path();
+  b.y.assign(padded, 0.0f);  // the line, zero-padded to whole blocks
+  b.codes.resize(padded);
+  b.amax.resize(blocks);
+  b.unrounded.resize(blocks);
+  b.factor.resize(blocks);
+  std::copy(x, x + length, b.y.begin());
+  if (m.hadamard_transformed()) {  // a column-wise copy whose length is a multiple of 16
+    for (std::size_t j = 0; j < blocks; ++j) {
+      rht16(*reinterpret_cast<float(*)[nvfp4_block_size]>(b.y.data() + j * nvfp4_block_size), negative);
+    }
+  }
+  for (std::size_t j = 0; j < blocks; ++j) {
+    std::uint32_t amax_bits = 0;
+    for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
+      amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(b.y[j * nvfp4_block_size + p]));
+    }
+    if (!tile_amax.empty()) {
+      amax_bits = tile_amax[(by_columns ? j : line / nvfp4_block_size) * tiles_across +
+                            (by_columns ? line / nvfp4_block_size : j)];
+    }
+    b.amax[j] = mixprec::detail::bit_cast<float>(amax_bits);
+  }
+  // The scales: te_nvfp4_block_scale / torchao_nvfp4_block_scale, their conversion vectorised.
+  if (te) {
+    const float multiplier = te_nvfp4_block_multiplier(m.tensor_scale());
+    for (std::size_t j = 0; j < blocks; ++j) b.unrounded[j] = te_nvfp4_unrounded_scale(b.amax[j], multiplier);
+  } else {
+    for (std::size_t j = 0; j < blocks; ++j)
+      b.unrounded[j] = torchao_nvfp4_unrounded_scale(b.amax[j], m.tensor_scale());
+  }
+  float8_ue4m3* scales = &m.scale(line, 0);
+  mixprec::detail::convert_n_serial(path, b.unrounded.data(), blocks, scales, rounding::nearest_even,
+                                    overflow::saturate, false);
+  for (std::size_t j = 0; j < blocks; ++j) {
+    b.factor[j] = te ? te_nvfp4_element_multiplier(scales[j], m.decode_scale())
+                     : torchao_nvfp4_block_divisor(scales[j], m.tensor_scale());
+    if (scales[j].bits() == detail::ue4m3_nan_code) {  // codes 0: the block's values zeroed for the conversion
+      std::fill(b.y.begin() + static_cast<std::ptrdiff_t>(j * nvfp4_block_size),
+                b.y.begin() + static_cast<std::ptrdiff_t>((j + 1) * nvfp4_block_size), 0.0f);
+      b.factor[j] = 1.0f;
+    }
+  }
+  const nvfp4_stochastic_rounding& sr = o.stochastic;
+  if (sr.enabled) {
+    const std::uint64_t base = (by_columns ? std::uint64_t{m.rows()} * m.cols() : 0) + std::uint64_t{line} * length;
+    for (std::size_t p = 0; p < padded; ++p) {
+      const float f = b.factor[p / nvfp4_block_size];
+      const float scaled = te ? b.y[p] * f : b.y[p] / f;
+      const bool nan_scale = scales[p / nvfp4_block_size].bits() == detail::ue4m3_nan_code;
+      const std::uint8_t code =
+          p < length && !nan_scale
+              ? nvfp4_element_code(scaled, true, sr.random_bits,
+                                   mixprec::detail::philox_bits(sr.seed, sr.tensor_id, sr.step, base + p))
+              : 0;
+      b.codes[p] = float4_e2m1fn::from_bits(code);
+    }
+  } else {
+    for (std::size_t j = 0; j < blocks; ++j) {  // 16 at a time with one factor: vectorised
+      float* block = b.y.data() + j * nvfp4_block_size;
+      const float f = b.factor[j];
+      if (te) {
+        for (std::size_t p = 0; p < nvfp4_block_size; ++p) block[p] *= f;
+      } else {
+        for (std::size_t p = 0; p < nvfp4_block_size; ++p) block[p] /= f;
+      }
+    }
+    mixprec::detail::convert_n_serial(path, b.y.data(), padded, b.codes.data(), rounding::nearest_even,
+                                      overflow::saturate, false);
+    std::fill(b.codes.begin() + static_cast<std::ptrdiff_t>(length), b.codes.end(), float4_e2m1fn::from_bits(0));
+  }
+  // The codes' object representation is their one-byte code (minifloat holds only it).
+  mixprec::detail::pack_codes<4>(reinterpret_cast<const unsigned char*>(b.codes.data()), padded, m.block_data(line, 0));
+}
+
 // Lines [first, last) of copy m from a (row-major, lda).  tile_amax: the 16×16 tiles' amax bits
 // (row-major over tiles of the matrix; of the transform for a Hadamard-transformed copy) or empty
-// for 1×16 blocks.
+// for 1×16 blocks.  A column-wise copy's lines (columns of a) are transposed 64 at a time into a
+// buffer first (transpose_words), so that each line is read contiguously.
 inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& m,
                                  const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o, std::size_t first,
                                  std::size_t last) {
-  const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
-  const bool rht = m.hadamard_transformed();  // a column-wise copy whose length is a multiple of 16
-  const std::uint32_t negative = rht ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
-  const std::size_t length = m.line_length(), tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
-  const float multiplier = te_nvfp4_block_multiplier(m.tensor_scale());
-  const std::uint64_t index_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
-  const nvfp4_stochastic_rounding& sr = o.stochastic;
-  unsigned char codes[nvfp4_block_size];
-  for (std::size_t line = first; line < last; ++line) {
-    for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
-      const std::size_t p0 = j * nvfp4_block_size, p1 = std::min(length, p0 + nvfp4_block_size);
-      float x[nvfp4_block_size] = {};  // the block, zero-padded
-      for (std::size_t p = p0; p < p1; ++p) x[p - p0] = by_columns ? a[p * lda + line] : a[line * lda + p];
-      if (rht) rht16(x, negative);
-      std::uint32_t amax_bits = 0;
-      for (const float v : x) amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(v));
-      if (!tile_amax.empty()) {
-        const std::size_t tile_row = (by_columns ? j : line / nvfp4_block_size);
-        const std::size_t tile_col = (by_columns ? line / nvfp4_block_size : j);
-        amax_bits = tile_amax[tile_row * tiles_across + tile_col];
-      }
-      const float block_amax = mixprec::detail::bit_cast<float>(amax_bits);
-      const float8_ue4m3 s =
-          te ? te_nvfp4_block_scale(block_amax, multiplier) : torchao_nvfp4_block_scale(block_amax, m.tensor_scale());
-      m.scale(line, j) = s;
-      const float factor =
-          te ? te_nvfp4_element_multiplier(s, m.decode_scale()) : torchao_nvfp4_block_divisor(s, m.tensor_scale());
-      const bool nan_scale = s.bits() == detail::ue4m3_nan_code;
-      for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
-        codes[p] = 0;
-        if (nan_scale || p0 + p >= p1) continue;
-        const float scaled = te ? x[p] * factor : x[p] / factor;
-        std::uint32_t random = 0;
-        if (sr.enabled) {
-          const std::size_t r = by_columns ? p0 + p : line, c = by_columns ? line : p0 + p;
-          const std::uint64_t i =
-              index_base + (by_columns ? std::uint64_t{c} * m.rows() + r : std::uint64_t{r} * m.cols() + c);
-          random = mixprec::detail::philox_bits(sr.seed, sr.tensor_id, sr.step, i);
-        }
-        codes[p] = nvfp4_element_code(scaled, sr.enabled, sr.random_bits, random);
-      }
-      mixprec::detail::pack_codes<4>(codes, nvfp4_block_size, m.block_data(line, j));
+  const std::uint32_t negative =
+      m.hadamard_transformed() ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
+  nvfp4_line_buffers buffers;
+  if (!m.columnwise()) {
+    for (std::size_t line = first; line < last; ++line) {
+      nvfp4_quantize_line(a + line * lda, line, m, tile_amax, o, negative, buffers);
+    }
+    return;
+  }
+  constexpr std::size_t group = 64;
+  const std::size_t rows = m.rows();
+  std::vector<float> lines(group * rows);
+  for (std::size_t c0 = first; c0 < last; c0 += group) {
+    const std::size_t count = std::min(group, last - c0);
+    mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(a + c0), lda * sizeof(float), rows, count,
+                                     reinterpret_cast<unsigned char*>(lines.data()), rows * sizeof(float),
+                                     active_simd_path());
+    for (std::size_t k = 0; k < count; ++k) {
+      nvfp4_quantize_line(lines.data() + k * rows, c0 + k, m, tile_amax, o, negative, buffers);
     }
   }
 }
@@ -274,9 +350,11 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
   nvfp4_tensor t;
   t.rows = rows;
   t.cols = cols;
-  const float global_amax = rows == 0 || cols == 0
-                                ? 0.0f
-                                : mixprec::detail::bit_cast<float>(detail::nvfp4_amax_bits(a, lda, 0, rows, 0, cols));
+  std::uint32_t global_bits = 0;  // the largest magnitude's bits (a NaN's above inf's), row by row on the kernels
+  for (std::size_t r = 0; r < rows && cols > 0; ++r) {
+    global_bits = std::max(global_bits, mixprec::detail::largest_magnitude_bits(active_simd_path(), a + r * lda, cols));
+  }
+  const float global_amax = mixprec::detail::bit_cast<float>(global_bits);
   std::vector<std::uint32_t> tile_amax;
   if (options.tile == nvfp4_tile::square_16) {
     const std::size_t down = (rows + nvfp4_block_size - 1) / nvfp4_block_size;

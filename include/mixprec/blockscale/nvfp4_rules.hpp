@@ -76,9 +76,12 @@ MIXPREC_HOST_DEVICE inline float te_nvfp4_block_multiplier(float encode_scale) n
 
 // The block's stored scale: RNE to ue4m3, saturating at 448 (torch.clamp to ±448 then the cast;
 // __nv_fp8_e4m3's satfinite conversion in the kernels); NaN gives the NaN code.
+MIXPREC_HOST_DEVICE inline float te_nvfp4_unrounded_scale(float block_amax, float block_multiplier) noexcept {
+  return detail::at_most_float_max(block_amax * block_multiplier);
+}
 MIXPREC_HOST_DEVICE inline float8_ue4m3 te_nvfp4_block_scale(float block_amax, float block_multiplier) noexcept {
-  const float decode = detail::at_most_float_max(block_amax * block_multiplier);
-  return convert<float8_ue4m3>(decode, rounding::nearest_even, overflow::saturate);
+  return convert<float8_ue4m3>(te_nvfp4_unrounded_scale(block_amax, block_multiplier), rounding::nearest_even,
+                               overflow::saturate);
 }
 
 // The elements' multiplier e from the stored scale and S_dec: 0 for a zero scale (the kernels;
@@ -96,12 +99,16 @@ MIXPREC_HOST_DEVICE inline float torchao_nvfp4_tensor_scale(float amax) noexcept
 
 // The block's stored scale: clamp to [2^-6 (e4m3's smallest normal, torchao's E4M3_EPS), 448],
 // then RNE; a NaN (0 / 0 for a zero block of a zero tensor, inf / inf, NaN) stays NaN.
-MIXPREC_HOST_DEVICE inline float8_ue4m3 torchao_nvfp4_block_scale(float block_amax, float tensor_scale) noexcept {
+MIXPREC_HOST_DEVICE inline float torchao_nvfp4_unrounded_scale(float block_amax, float tensor_scale) noexcept {
   constexpr float smallest_normal = 0.015625f;  // 2^-6
   float scaled = block_amax / 6.0f / tensor_scale;
   if (scaled < smallest_normal) scaled = smallest_normal;  // comparisons with NaN are false:
   if (scaled > 448.0f) scaled = 448.0f;                    // NaN passes through, as torch.clamp
-  return convert<float8_ue4m3>(scaled, rounding::nearest_even, overflow::saturate);
+  return scaled;
+}
+MIXPREC_HOST_DEVICE inline float8_ue4m3 torchao_nvfp4_block_scale(float block_amax, float tensor_scale) noexcept {
+  return convert<float8_ue4m3>(torchao_nvfp4_unrounded_scale(block_amax, tensor_scale), rounding::nearest_even,
+                               overflow::saturate);
 }
 
 // fl(p · s): what the elements are divided by, and what the codes are multiplied by to decode.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops_reference.hpp"
+#include "quantised_linear_checks.hpp"
 
 using namespace mixprec;
 using namespace ops_test;
@@ -81,15 +82,9 @@ TEST_CASE("nvfp4_linear and its backward are nvfp4_quantize + nvfp4_gemm with TE
       std::vector<float> dw(out * in);
       bs::nvfp4_gemm(1.0f, dyc.columnwise->transposed(), *xc.columnwise, 0.0f, dw.data(), in);
       CHECK(same_floats(g.weight, dw));
-      REQUIRE(g.bias.cols() == out);
-
       // Near the float products: e2m1 has 2 significant bits (a relative error of up to 1/6 per
       // element), averaged over the sums.
-      CHECK(relative_error(y, ops::linear(x, w, bias)) < 0.15);
-      const ops::linear_grads exact = ops::linear_backward(dy, x, w, bias);
-      CHECK(relative_error(g.input, exact.input) < 0.25);
-      CHECK(relative_error(g.weight, exact.weight) < 0.25);
-      CHECK(relative_error(g.bias, exact.bias) == 0);
+      check_near_float_linear(y, g, x, w, bias, dy, 0.15, 0.25);
     }
   }
 }

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../config.hpp"
 #include "../detail/bits.hpp"
 #include "../scaling/fp8/format.hpp"
 #include "../scaling/fp8/scale_rules.hpp"
@@ -58,7 +59,7 @@ constexpr const char* to_string(fp8_block_rule r) noexcept {
 
 // The largest finite value of an input type, TE's value_for_inf.
 template <class In>
-constexpr float value_for_inf() noexcept {
+MIXPREC_HOST_DEVICE constexpr float value_for_inf() noexcept {
   static_assert(std::is_same<In, float>::value || std::is_same<In, bfloat16>::value,
                 "fp8 block scaling reads float or bfloat16 input");
   // bfloat16 0'11111110'1111111 = (1 + 127 · 2^-7) · 2^127
@@ -83,24 +84,34 @@ inline float amax_keeping_nan(float amax, float x) noexcept {
 
 // 2^(e − 1) for the exponent e that std::frexp gives: the largest power of two <= a finite,
 // positive, normal x; 0.5 for x = 0 and for NaN (frexp stores exponent 0 for them in glibc, which
-// PyTorch's CPU frexp calls).
-inline float frexp_power_of_two(float x) noexcept {
+// PyTorch's CPU frexp calls).  On the device CUDA's frexpf and ldexpf, exact as the host's (0 and
+// ±inf give exponent 0 there too), so that gpu::fp8_block_quantize calls this rule.
+MIXPREC_HOST_DEVICE inline float frexp_power_of_two(float x) noexcept {
   int exponent = 0;
+#if MIXPREC_DEVICE_PASS
+  (void)frexpf(x, &exponent);
+#else
   (void)std::frexp(x, &exponent);
+#endif
   if (mixprec::detail::is_nan_float(x)) exponent = 0;
+#if MIXPREC_DEVICE_PASS
+  return ldexpf(1.0f, exponent - 1);
+#else
   return std::ldexp(1.0f, exponent - 1);
+#endif
 }
 
 }  // namespace detail
 
 // transformer_engine: the scale the kernels multiply by.
-inline float te_block_scale(float amax, float fp8_max, bool power_2_scales, float epsilon, float inf_value) noexcept {
+MIXPREC_HOST_DEVICE inline float te_block_scale(float amax, float fp8_max, bool power_2_scales, float epsilon,
+                                                float inf_value) noexcept {
   return compute_scale_from_amax(amax, fp8_max, power_2_scales, epsilon, inf_value);
 }
 
 // transformer_engine_reference: scale_from_amax_tensor, step by step.
-inline float te_reference_block_scale(float amax, float fp8_max, bool power_2_scales, float epsilon,
-                                      float inf_value) noexcept {
+MIXPREC_HOST_DEVICE inline float te_reference_block_scale(float amax, float fp8_max, bool power_2_scales, float epsilon,
+                                                          float inf_value) noexcept {
   if (!mixprec::detail::is_nan_float(amax) && amax < epsilon) amax = epsilon;  // torch.max(amax, eps) keeps NaN
   float scale = mixprec::detail::divide_nearest(fp8_max, amax);
   if (mixprec::detail::is_inf_float(scale)) scale = inf_value;  // scale == inf (never -inf: amax >= 0)
@@ -113,7 +124,7 @@ inline float te_reference_block_scale(float amax, float fp8_max, bool power_2_sc
 }
 
 // deepseek_v3: the decode scale s = amax / fp8_max (also the value kept with the block).
-inline float deepseek_block_scale(float amax, float fp8_max) noexcept {
+MIXPREC_HOST_DEVICE inline float deepseek_block_scale(float amax, float fp8_max) noexcept {
   return mixprec::detail::divide_nearest(amax, fp8_max);
 }
 

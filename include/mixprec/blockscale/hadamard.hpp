@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../config.hpp"
 #include "../detail/extent.hpp"
 #include "../errors.hpp"
 
@@ -56,15 +57,22 @@ inline std::uint32_t rht_negative_mask(const char* function, const rht_sign_vect
   return mask;
 }
 
-// A product stored and read back, so that no compiler fuses it into the butterfly's first addition
-// (GCC's default -ffp-contract=fast would on a target with FMA): where fl(x · 0.25) is subnormal it
-// rounds, and the transform must see the rounded product, as TE's reference does.
-inline float rht_kept(float x) noexcept {
-  volatile float kept = x;
+// fl(x · factor), never fused into the butterfly's first addition: where fl(x · 0.25) is subnormal
+// it rounds, and the transform must see the rounded product, as TE's reference does.  On the host
+// the product is stored and read back (GCC's default -ffp-contract=fast would fuse it on a target
+// with FMA); on the device __fmul_rn, which nvcc never contracts into an FMA (its default is
+// -fmad=true), so that gpu::nvfp4_quantize's transform is this one bit for bit.  The butterfly
+// below adds only sums, which no compiler can contract.
+MIXPREC_HOST_DEVICE inline float rht_product(float x, float factor) noexcept {
+#if MIXPREC_DEVICE_PASS
+  return __fmul_rn(x, factor);
+#else
+  volatile float kept = x * factor;
   return kept;
+#endif
 }
 
-inline void rht_butterfly(float (&v)[hadamard_size]) noexcept {
+MIXPREC_HOST_DEVICE inline void rht_butterfly(float (&v)[hadamard_size]) noexcept {
   for (std::size_t h = 1; h < hadamard_size; h *= 2) {
     for (std::size_t i = 0; i < hadamard_size; ++i) {
       if ((i & h) != 0) continue;
@@ -76,14 +84,14 @@ inline void rht_butterfly(float (&v)[hadamard_size]) noexcept {
 }
 
 // v · (S·H/4) in place; negative: rht_negative_mask's bits.
-inline void rht16(float (&v)[hadamard_size], std::uint32_t negative) noexcept {
-  for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = rht_kept(v[i] * ((negative >> i) & 1u ? -0.25f : 0.25f));
+MIXPREC_HOST_DEVICE inline void rht16(float (&v)[hadamard_size], std::uint32_t negative) noexcept {
+  for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = rht_product(v[i], (negative >> i) & 1u ? -0.25f : 0.25f);
   rht_butterfly(v);
 }
 
 // v · (S·H/4)ᵀ = v · H · S / 4 in place.
-inline void rht16_inverse(float (&v)[hadamard_size], std::uint32_t negative) noexcept {
-  for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = rht_kept(v[i] * 0.25f);
+MIXPREC_HOST_DEVICE inline void rht16_inverse(float (&v)[hadamard_size], std::uint32_t negative) noexcept {
+  for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = rht_product(v[i], 0.25f);
   rht_butterfly(v);
   for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = (negative >> i) & 1u ? -v[i] : v[i];
 }

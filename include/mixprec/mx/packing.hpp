@@ -31,27 +31,29 @@ template <int Bits>
 struct swar_packing {
   static_assert(Bits == 4 || Bits == 6 || Bits == 8, "MX elements have 4, 6 or 8 bits");
   // The low `width` bits of every lane of `lane` bits.
-  static constexpr std::uint64_t low_bits(int lane, int width) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr std::uint64_t low_bits(int lane, int width) noexcept {
     std::uint64_t m = 0;
     for (int at = 0; at < 64; at += lane) m |= ((std::uint64_t{1} << width) - 1) << at;
     return m;
   }
   template <int Step>
-  static constexpr std::uint64_t join(std::uint64_t x) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr std::uint64_t join(std::uint64_t x) noexcept {
     constexpr int lane = 16 << Step, width = Bits << Step, half = lane / 2;
     constexpr std::uint64_t keep = low_bits(lane, width);
     return (x & keep) | ((x >> (half - width)) & (keep << width));
   }
   template <int Step>
-  static constexpr std::uint64_t split(std::uint64_t x) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr std::uint64_t split(std::uint64_t x) noexcept {
     constexpr int lane = 16 << Step, width = Bits << Step, half = lane / 2;
     constexpr std::uint64_t keep = low_bits(lane, width);
     return (x & keep) | ((x & (keep << width)) << (half - width));
   }
-  static constexpr std::uint64_t pack(std::uint64_t codes) noexcept {
+  MIXPREC_HOST_DEVICE static constexpr std::uint64_t pack(std::uint64_t codes) noexcept {
     return join<2>(join<1>(join<0>(codes & low_bits(8, Bits))));
   }
-  static constexpr std::uint64_t unpack(std::uint64_t packed) noexcept { return split<0>(split<1>(split<2>(packed))); }
+  MIXPREC_HOST_DEVICE static constexpr std::uint64_t unpack(std::uint64_t packed) noexcept {
+    return split<0>(split<1>(split<2>(packed)));
+  }
 };
 
 // `Bytes` bytes as the low bytes of a word, first byte lowest: one load or store on a

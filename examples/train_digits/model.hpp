@@ -22,11 +22,14 @@
 //                      an e4m3 scale per 16 and a float per tensor, 16×16 weight tiles, the
 //                      weight-gradient operands Hadamard-transformed, gradients rounded
 //                      stochastically (a stream per layer and step under the run's seed)
+//   fp8_rowwise        ops::torchao_fp8_linear: torchao's ROWWISE recipe (e4m3 operands scaled per
+//                      row or column along each GEMM's K, power-of-two scales)
 #pragma once
 
 #include <mixprec/mixprec.hpp>
 #include <mixprec/ops/fp8_block_linear.hpp>
 #include <mixprec/ops/nvfp4_linear.hpp>
+#include <mixprec/ops/torchao_fp8_linear.hpp>
 
 #include <cmath>
 #include <cstddef>
@@ -42,7 +45,7 @@ using mixprec::dtype;
 using mixprec::matrix;
 using mixprec::parameter;
 
-enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4 };
+enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise };
 
 struct layer_sizes {
   std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
@@ -105,6 +108,8 @@ class mlp {
         return ops::fp8_block_linear(x, weights_[l], biases_[l]);
       case precision::nvfp4:
         return ops::nvfp4_linear(x, weights_[l], biases_[l]);
+      case precision::fp8_rowwise:
+        return ops::torchao_fp8_linear(x, weights_[l], biases_[l], rowwise_recipe());
       default:
         return ops::linear(x, weights_[l], biases_[l]);
     }
@@ -120,6 +125,8 @@ class mlp {
         return ops::mx_linear_backward<mixprec::float8_e5m2, mixprec::float8_e4m3fn>(dy, x, weights_[l], biases_[l]);
       case precision::fp8_block:
         return ops::fp8_block_linear_backward(dy, x, weights_[l], biases_[l]);
+      case precision::fp8_rowwise:
+        return ops::torchao_fp8_linear_backward(dy, x, weights_[l], biases_[l], rowwise_recipe());
       case precision::nvfp4: {
         ops::nvfp4_linear_options o;
         o.gradient_rounding.seed = seed_;
@@ -159,6 +166,11 @@ class mlp {
   }
 
  private:
+  static const mixprec::blockscale::linear_cast_config& rowwise_recipe() {
+    static const auto c = mixprec::blockscale::linear_cast_config_for(mixprec::blockscale::torchao_recipe::rowwise);
+    return c;
+  }
+
   std::uint64_t seed_;
   std::vector<parameter> weights_, biases_;
 };

@@ -39,17 +39,17 @@ using namespace train_digits;
 using namespace mixprec_example;
 
 // What --compare runs: the baseline, fp16 without and with each scaling policy, bf16, fp8, MXFP8,
-// fp8 blocks (1×128 / 128×128) and NVFP4.
+// fp8 blocks (1×128 / 128×128), NVFP4 and torchao's row-wise fp8.
 const recipe compared_recipes[] = {
-    {precision::fp32, scaling::none},    {precision::fp16, scaling::none},       {precision::fp16, scaling::fixed},
-    {precision::fp16, scaling::dynamic}, {precision::fp16, scaling::hysteresis}, {precision::bf16, scaling::none},
-    {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},      {precision::fp8_block, scaling::none},
-    {precision::nvfp4, scaling::none},
+    {precision::fp32, scaling::none},    {precision::fp16, scaling::none},        {precision::fp16, scaling::fixed},
+    {precision::fp16, scaling::dynamic}, {precision::fp16, scaling::hysteresis},  {precision::bf16, scaling::none},
+    {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},       {precision::fp8_block, scaling::none},
+    {precision::nvfp4, scaling::none},   {precision::fp8_rowwise, scaling::none},
 };
 
 precision parse_precision(const std::string& name) {
   for (precision p : {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8,
-                      precision::fp8_block, precision::nvfp4}) {
+                      precision::fp8_block, precision::nvfp4, precision::fp8_rowwise}) {
     if (name == to_string(p)) return p;
   }
   throw usage_error("unknown precision '" + name + "'");
@@ -265,11 +265,11 @@ int run(int argc, char** argv) {
   long epochs = 20, seed = 1, shift = 18, seeds = 3;
   bool compare = false, quick = false, benchmark_mode = false;
   benchmark_settings bench;
-  command_line options(
-      "train_digits",
-      "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8, fp8 blocks or NVFP4, with or without loss "
-      "scaling (mixprec operations on a precision_session).");
-  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4"},
+  command_line options("train_digits",
+                       "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8, fp8 blocks, NVFP4 or row-wise "
+                       "fp8, with or without loss "
+                       "scaling (mixprec operations on a precision_session).");
+  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"},
                  "the recipe's precision (fp32)", precision_name);
   options.choice("--scaling", {"none", "static", "dynamic", "hysteresis"},
                  "loss scaling (dynamic for fp16, none otherwise)", scaling_name);

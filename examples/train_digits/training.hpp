@@ -38,6 +38,8 @@ inline const char* to_string(precision p) {
       return "fp8_block";
     case precision::nvfp4:
       return "nvfp4";
+    case precision::fp8_rowwise:
+      return "fp8_rowwise";
   }
   return "?";
 }
@@ -152,19 +154,20 @@ struct run_result {
 };
 
 // The session recipe of a train_digits recipe: mixprec's named recipe of that precision, with the
-// scaling asked for.  MXFP8, fp8_block and NVFP4 are the session's block-scaled recipes: their
-// linear layers in blocks (ops::mx_linear, fp8_block_linear, nvfp4_linear, as session_linear
-// runs them), everything else in float32 (no autocast, no loss scaling), the run's seed keying
-// NVFP4's stochastic rounding.  fp16 without scaling is the experiment that shows the underflow,
-// so it turns the recipe's safety check off.
+// scaling asked for.  MXFP8, fp8_block, NVFP4 and fp8_rowwise are the session's block-scaled
+// recipes: their linear layers in blocks (ops::mx_linear, fp8_block_linear, nvfp4_linear,
+// torchao_fp8_linear, as session_linear runs them), everything else in float32 (no autocast, no loss scaling), the
+// run's seed keying NVFP4's stochastic rounding.  fp16 without scaling is the experiment that shows the underflow, so
+// it turns the recipe's safety check off.
 inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
-  mixprec::recipe s = r.p == precision::fp16        ? mixprec::recipes::fp16()
-                      : r.p == precision::bf16      ? mixprec::recipes::bf16()
-                      : r.p == precision::fp8       ? mixprec::recipes::fp8()
-                      : r.p == precision::mxfp8     ? mixprec::recipes::mxfp8()
-                      : r.p == precision::fp8_block ? mixprec::recipes::fp8_block()
-                      : r.p == precision::nvfp4     ? mixprec::recipes::nvfp4()
-                                                    : mixprec::recipes::fp32();
+  mixprec::recipe s = r.p == precision::fp16          ? mixprec::recipes::fp16()
+                      : r.p == precision::bf16        ? mixprec::recipes::bf16()
+                      : r.p == precision::fp8         ? mixprec::recipes::fp8()
+                      : r.p == precision::mxfp8       ? mixprec::recipes::mxfp8()
+                      : r.p == precision::fp8_block   ? mixprec::recipes::fp8_block()
+                      : r.p == precision::nvfp4       ? mixprec::recipes::nvfp4()
+                      : r.p == precision::fp8_rowwise ? mixprec::recipes::fp8_rowwise()
+                                                      : mixprec::recipes::fp32();
   s.name = r.name();
   if (mixprec::is_block_scaled(s.precision)) s.seed = static_cast<std::int64_t>(o.seed);
   if (!o.overrides.empty()) s.overrides = mixprec::parse_overrides(o.overrides);

@@ -137,9 +137,11 @@ void check_name(std::string_view input, const std::optional<recipe>& got) {
   std::string lower(body);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::pair<const char*, recipe (*)()> names[] = {
-      {"fp32", recipes::fp32},   {"fp16", recipes::fp16},   {"bf16", recipes::bf16},
-      {"fp8", recipes::fp8},     {"mxfp8", recipes::mxfp8}, {"fp8_block", recipes::fp8_block},
-      {"nvfp4", recipes::nvfp4}, {"o0", recipes::O0},       {"o1", recipes::O1},
+      {"fp32", recipes::fp32},   {"fp16", recipes::fp16},
+      {"bf16", recipes::bf16},   {"fp8", recipes::fp8},
+      {"mxfp8", recipes::mxfp8}, {"fp8_block", recipes::fp8_block},
+      {"nvfp4", recipes::nvfp4}, {"fp8_rowwise", recipes::fp8_rowwise},
+      {"o0", recipes::O0},       {"o1", recipes::O1},
       {"o2", recipes::O2},       {"o3", recipes::O3}};
   for (const auto& n : names) {
     if (lower != n.first) continue;

@@ -60,7 +60,7 @@ std::vector<float> train_once(precision_session& amp, layer& l, const matrix& x)
 
 TEST_CASE("session_linear runs the ops function of the recipe's precision", "[session][linear]") {
   const matrix x = pattern(batch, inputs, 0.23f, 1.0f), dy = pattern(batch, outputs, 0.05f, 1e-2f);
-  for (const char* name : {"fp32", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4"}) {
+  for (const char* name : {"fp32", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"}) {
     INFO(name);
     precision_session amp{parse_recipe(std::string("recipe=") + name + ", seed=9")};
     layer l;
@@ -79,6 +79,12 @@ TEST_CASE("session_linear runs the ops function of the recipe's precision", "[se
         want_y = ops::fp8_block_linear(x, l.weight, l.bias);
         want = ops::fp8_block_linear_backward(dy, x, l.weight, l.bias);
         break;
+      case precision_mode::fp8_rowwise: {
+        const auto c = blockscale::linear_cast_config_for(blockscale::torchao_recipe::rowwise);
+        want_y = ops::torchao_fp8_linear(x, l.weight, l.bias, c);
+        want = ops::torchao_fp8_linear_backward(dy, x, l.weight, l.bias, c);
+        break;
+      }
       case precision_mode::nvfp4: {
         ops::nvfp4_linear_options o;
         o.gradient_rounding.seed = 9;
@@ -143,7 +149,7 @@ TEST_CASE("session_linear: nvfp4's rounding stream follows the step, and a resum
 }
 
 TEST_CASE("the block-scaled precisions as recipes", "[session][linear][recipe]") {
-  for (const char* name : {"mxfp8", "fp8_block", "nvfp4"}) {
+  for (const char* name : {"mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"}) {
     INFO(name);
     const recipe r = parse_recipe(std::string("recipe=") + name);
     CHECK(to_string(r.precision) == std::string(name));

@@ -11,6 +11,8 @@
 //   fp8_block          ops::fp8_block_linear: TE's Float8BlockScaling (1×128 / 128×128, e4m3)
 //   nvfp4              ops::nvfp4_linear: TE's NVFP4BlockScaling (16×16 weight tiles, the wgrad
 //                      operands Hadamard-transformed, the gradient rounded stochastically)
+//   fp8_rowwise        ops::torchao_fp8_linear with torchao's ROWWISE recipe (e4m3 operands
+//                      scaled per row or column along each GEMM's K, power-of-two scales)
 // A weight with a precision override (a recipe's `override` rule, overrides.hpp) runs
 // ops::linear, which computes in the override's dtype: `override=last:bf16` keeps the last layer
 // out of NVFP4, as NVIDIA's NVFP4 recipe keeps the final layers in bf16.
@@ -31,6 +33,7 @@
 #include "../ops/linear.hpp"
 #include "../ops/mx_linear.hpp"
 #include "../ops/nvfp4_linear.hpp"
+#include "../ops/torchao_fp8_linear.hpp"
 #include "precision_session.hpp"
 
 namespace mixprec {
@@ -61,6 +64,12 @@ inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, 
   return o;
 }
 
+inline const blockscale::linear_cast_config& rowwise_recipe() {
+  static const blockscale::linear_cast_config c =
+      blockscale::linear_cast_config_for(blockscale::torchao_recipe::rowwise);
+  return c;
+}
+
 }  // namespace detail
 
 inline matrix session_linear(precision_session& amp, std::size_t layer, const ops::operand& x,
@@ -76,6 +85,8 @@ inline matrix session_linear(precision_session& amp, std::size_t layer, const op
       return ops::fp8_block_linear(x, weight, bias);
     case precision_mode::nvfp4:
       return ops::nvfp4_linear(x, weight, bias, detail::nvfp4_options_of(amp, layer));
+    case precision_mode::fp8_rowwise:
+      return ops::torchao_fp8_linear(x, weight, bias, detail::rowwise_recipe());
     default:
       return ops::linear(x, weight, bias);
   }
@@ -95,6 +106,8 @@ inline ops::linear_grads session_linear_backward(precision_session& amp, std::si
       return ops::fp8_block_linear_backward(grad_out, x, weight, bias);
     case precision_mode::nvfp4:
       return ops::nvfp4_linear_backward(grad_out, x, weight, bias, detail::nvfp4_options_of(amp, layer));
+    case precision_mode::fp8_rowwise:
+      return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, detail::rowwise_recipe());
     default:
       return ops::linear_backward(grad_out, x, weight, bias);
   }

@@ -63,6 +63,7 @@ inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
     case precision_mode::mxfp8:
     case precision_mode::fp8_block:
     case precision_mode::nvfp4:
+    case precision_mode::fp8_rowwise:
       break;
   }
   return std::nullopt;

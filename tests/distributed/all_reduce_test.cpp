@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "all_reduce_options_of.hpp"
 #include "float_bits.hpp"
 
 using namespace mixprec;
@@ -53,14 +54,6 @@ std::vector<const float*> pointers(const std::vector<std::vector<float>>& ranks)
   std::vector<const float*> p;
   for (const auto& g : ranks) p.push_back(g.data());
   return p;
-}
-
-all_reduce_options options_of(dtype d, std::size_t bucket_bytes, bool average) {
-  all_reduce_options o;
-  o.communication = d;
-  o.bucket_bytes = bucket_bytes;
-  o.average = average;
-  return o;
 }
 
 }  // namespace

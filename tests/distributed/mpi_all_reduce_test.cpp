@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "all_reduce_options_of.hpp"
 #include "float_bits.hpp"
 #include "mpi_checks.hpp"
 
@@ -68,14 +69,6 @@ std::vector<gradient_view> views_of(std::vector<std::vector<float>>& arrays) {
   std::vector<gradient_view> views;
   for (auto& a : arrays) views.emplace_back(a.data(), a.size());
   return views;
-}
-
-all_reduce_options options_of(dtype d, std::size_t bucket_bytes, bool average) {
-  all_reduce_options o;
-  o.communication = d;
-  o.bucket_bytes = bucket_bytes;
-  o.average = average;
-  return o;
 }
 
 // True when the n floats are the same bits on every rank.

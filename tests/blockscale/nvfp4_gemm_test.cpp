@@ -1,8 +1,11 @@
 // blockscale/nvfp4_gemm.hpp against a double reference of the dequantised operands (each â = q·s·d
 // exact in double: 2 + 4 + 24 significant bits), within the bound of the header:
 //   |C - (alpha Σ â b̂ + beta C0)| <= gamma_(nb + 4) (|alpha| Σ |â b̂| + |beta C0|),  nb = ceil(K / 16).
-// And its order bit for bit against a transcription of the header's steps, and its errors.
+// And its order bit for bit against a transcription of the header's steps and against the scalar
+// loop the library had before it ran on gemm (block_gemm_reference.hpp), on every gemm path and
+// 1 or 2 threads, and its errors.
 #include <mixprec/blockscale/nvfp4_gemm.hpp>
+#include <mixprec/gemm/options.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -11,6 +14,9 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "block_gemm_reference.hpp"
+#include "float_bits.hpp"
 
 namespace {
 
@@ -108,6 +114,108 @@ TEST_CASE("nvfp4_gemm sums in the header's order: exact block sums, float accumu
       CHECK(c[i * N + j] == head + tail);
     }
   }
+}
+
+std::vector<mixprec::gemm_path> supported_gemm_paths() {
+  std::vector<mixprec::gemm_path> paths;
+  for (mixprec::gemm_path p :
+       {mixprec::gemm_path::portable, mixprec::gemm_path::avx2, mixprec::gemm_path::avx512,
+        mixprec::gemm_path::avx512_bf16, mixprec::gemm_path::amx_bf16, mixprec::gemm_path::amx_bf16_emulated}) {
+    if (mixprec::gemm_path_supported(p)) paths.push_back(p);
+  }
+  return paths;
+}
+
+// C from nvfp4_gemm and from the reference loop on the same operands and the same C0, bit for bit.
+void check_same_as_reference(const nvfp4_matrix& a, const nvfp4_matrix& b, float alpha, float beta,
+                             const std::vector<float>& c0, std::size_t ldc) {
+  std::vector<float> fast = c0, reference = c0;
+  nvfp4_gemm(alpha, a, b, beta, fast.data(), ldc);
+  block_gemm_reference::nvfp4_gemm_reference(alpha, a, b, beta, reference.data(), ldc);
+  std::size_t differing = 0;
+  for (std::size_t x = 0; x < fast.size(); ++x) differing += bits_of(fast[x]) != bits_of(reference[x]);
+  CHECK(differing == 0);
+}
+
+TEST_CASE("nvfp4_gemm equals the scalar reference bit for bit on every gemm path: shapes, tile edges, alpha, beta",
+          "[nvfp4][gemm]") {
+  struct shape {
+    std::size_t M, N, K;
+  };
+  // K not a multiple of 16 (the last block padded with zero codes), M and N across the 192 × 512
+  // tiles of C (blockscale/detail/block_products.hpp) and gemm's micro-tiles.
+  const shape shapes[] = {{1, 1, 1},      {1, 1, 16},     {7, 5, 1},     {6, 16, 17},    {33, 50, 47},
+                          {193, 513, 40}, {13, 600, 100}, {200, 7, 261}, {192, 512, 32}, {2, 3, 0}};
+  for (const mixprec::gemm_path path : supported_gemm_paths()) {
+    mixprec::force_gemm_path(path);
+    for (const shape s : shapes) {
+      for (const nvfp4_rule rule : {nvfp4_rule::transformer_engine, nvfp4_rule::torchao}) {
+        const std::vector<float> a = random_matrix(s.M, s.K, 6), b = random_matrix(s.K, s.N, 7);
+        nvfp4_options o;
+        o.rule = rule;
+        const nvfp4_tensor qa = nvfp4_quantize(a.data(), s.M, s.K, s.K, o);
+        o.rowwise = false;
+        o.columnwise = true;
+        o.tile = nvfp4_tile::square_16;
+        const nvfp4_tensor qb = nvfp4_quantize(b.data(), s.K, s.N, s.N, o);
+        const std::size_t ldc = s.N + 3;
+        const std::vector<float> c0 = random_matrix(s.M, ldc, 8);
+        for (const float alpha : {1.0f, -0.3f}) {
+          for (const float beta : {0.0f, 1.0f, 0.75f}) {
+            INFO(mixprec::to_string(path) << " " << s.M << "×" << s.N << "×" << s.K << " " << to_string(rule)
+                                          << " alpha " << alpha << " beta " << beta);
+            check_same_as_reference(*qa.rowwise, *qb.columnwise, alpha, beta, c0, ldc);
+          }
+        }
+      }
+    }
+  }
+  mixprec::reset_gemm_path();
+}
+
+TEST_CASE("nvfp4_gemm equals the scalar reference on Hadamard-transformed copies and on zero blocks", "[nvfp4][gemm]") {
+  const std::size_t m = 48, n = 40, k = 70;  // wgrad: dW = dYᵀ · X over the 48 rows
+  std::vector<float> dy = random_matrix(m, n, 9), x = random_matrix(m, k, 10);
+  for (std::size_t c = 0; c < k; ++c) x[17 * k + c] = 0.0f;  // a zero row: blocks with scale 0
+  for (std::size_t r = 0; r < m; ++r) dy[r * n + 3] = 0.0f;  // a zero column of dY
+  nvfp4_options o;
+  o.rowwise = false;
+  o.columnwise = true;
+  o.columnwise_rht.enabled = true;
+  const nvfp4_tensor qdy = nvfp4_quantize(dy.data(), m, n, n, o), qx = nvfp4_quantize(x.data(), m, k, k, o);
+  const std::vector<float> c0(n * k, 1.0f);
+  for (const mixprec::gemm_path path : supported_gemm_paths()) {
+    INFO(mixprec::to_string(path));
+    mixprec::force_gemm_path(path);
+    check_same_as_reference(qdy.columnwise->transposed(), *qx.columnwise, 1.0f, 0.0f, c0, k);
+    check_same_as_reference(qdy.columnwise->transposed(), *qx.columnwise, 2.0f, -1.0f, c0, k);
+  }
+  mixprec::reset_gemm_path();
+}
+
+TEST_CASE("nvfp4_gemm gives the same bits on 1 and 2 threads", "[nvfp4][gemm][threads]") {
+  // 200 × 300 × 300: 18 M multiply-adds, above gemm's 2^23 per thread, so 2 threads split it.
+  const std::size_t M = 200, N = 300, K = 300;
+  const std::vector<float> a = random_matrix(M, K, 11), b = random_matrix(K, N, 12);
+  nvfp4_options o;
+  const nvfp4_tensor qa = nvfp4_quantize(a.data(), M, K, K, o);
+  o.rowwise = false;
+  o.columnwise = true;
+  const nvfp4_tensor qb = nvfp4_quantize(b.data(), K, N, N, o);
+  std::vector<float> one(M * N, 0.5f), two = one, reference = one;
+  mixprec::set_gemm_threads(1);
+  nvfp4_gemm(1.0f, qa, qb, 0.5f, one.data(), N);
+  mixprec::set_gemm_threads(2);
+  nvfp4_gemm(1.0f, qa, qb, 0.5f, two.data(), N);
+  mixprec::set_gemm_threads(1);
+  block_gemm_reference::nvfp4_gemm_reference(1.0f, *qa.rowwise, *qb.columnwise, 0.5f, reference.data(), N);
+  std::size_t differing = 0, from_reference = 0;
+  for (std::size_t x = 0; x < one.size(); ++x) {
+    differing += bits_of(one[x]) != bits_of(two[x]);
+    from_reference += bits_of(one[x]) != bits_of(reference[x]);
+  }
+  CHECK(differing == 0);
+  CHECK(from_reference == 0);
 }
 
 TEST_CASE("nvfp4_gemm rejects operands it cannot multiply, naming them", "[nvfp4][gemm]") {

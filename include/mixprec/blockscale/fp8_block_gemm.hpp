@@ -12,30 +12,65 @@
 // Order of operations for each C[i][j], everything in float32, each operation rounded once:
 //   acc = 0
 //   for each K chunk t = 0, 1, ... (columns 128t .. min(K, 128t + 128) − 1):
-//     p   = 0;  for k in the chunk, increasing:  p = p + float(qa[i][k]) · float(qb[j][k])
+//     p   = Σ_k float(qa[i][k]) · float(qb[j][k]) over the chunk, from +0, in the order
+//           gemm<bfloat16, bfloat16> has on this machine's gemm path (docs/gemm.md, "Accumulation
+//           order": pairs swapped on the portable, AVX2, AVX-512 and AVX512-BF16 paths, AMX chunks
+//           on amx_bf16), each addition rounded once
 //     acc = acc + (p · sa(i, t)) · sb(j, t)        (DeepSeek's "tl.dot(a, b) · a_s · b_s")
 //   C[i][j] = acc
-// where sa, sb are the blocks' decode scales.  Each product of two fp8 values is exact in float
-// (at most 8 significant bits, magnitudes in [2^-32, 57344^2]), so p is the chunk's exact
-// product sum with one rounding per addition.  With no underflow or overflow on the way,
+// where sa, sb are the blocks' decode scales.  p is exactly gemm<bfloat16, bfloat16> on the
+// chunk's codes (every fp8 value is a bf16 value), as mx_gemm is gemm on its dequantised
+// operands; force_gemm_path or MIXPREC_GEMM_PATH picks the path, and so the order.  Until the
+// product ran on gemm p was summed sequentially; the order changes only the last bits, and the
+// bound below holds for every order.  The promotion's three roundings are kept apart: the
+// products are stored before the additions read them (detail/block_products.hpp,
+// contraction_barrier), so no compiler fuses them, whatever -ffp-contract says.
+//
+// Each product of two fp8 values is exact in float (at most 8 significant bits, magnitudes in
+// [2^-32, 57344^2]), so p is the chunk's exact product sum with at most w − 1 roundings.  With no
+// underflow or overflow on the way,
 //   |C − E| <= gamma(w − 1 + 2 + T − 1) · Σ_k |â_ik| · |b̂_jk|,   gamma(n) = n·u / (1 − n·u), u = 2^-24,
 // w = min(K, 128) the chunk depth, T = ceil(K / 128) the chunk count, E the exact product of the
 // dequantised operands â = qa · sa, b̂ = qb · sb (tests/blockscale/fp8_block_gemm_test.cpp).
 // Tensor cores sum a chunk with fewer bits and in another order (DeepSeek-V3 §3.3.2: about 14), so a
-// GPU's C agrees with this one within such a bound, not bit for bit.  On a target with FMA and
-// floating-point contraction allowed (GCC's -ffp-contract=fast, Clang's default) the compiler may
-// fuse the last multiplication and addition: the bound still holds, the order above does not.
+// GPU's C agrees with this one within such a bound, not bit for bit.
+//
+// How it runs: the codes decoded once into bf16, each chunk's p taken by mixprec::gemm one tile
+// of C at a time and promoted into C (detail/block_products.hpp).  Threads: the tiles of C split
+// as gemm splits (set_gemm_threads; products under 2^23 multiply-adds per thread stay on one);
+// the result does not depend on the thread count, nor on the caller's rounding mode or FTZ/DAZ.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "../detail/bits.hpp"
 #include "../errors.hpp"
+#include "../types.hpp"
+#include "detail/block_products.hpp"
 #include "fp8_block.hpp"
 
 namespace mixprec::blockscale {
+namespace detail {
+// The codes as bfloat16 values (exact: every e4m3fn and e5m2 value is one), through a table of the
+// 256 codes.
+template <class T>
+std::vector<bfloat16> as_bfloat16(const fp8_block_matrix<T>& m) {
+  bfloat16 table[256];
+  for (unsigned code = 0; code < 256; ++code) {
+    const float value = static_cast<float>(T::from_bits(static_cast<std::uint8_t>(code)));
+    const auto high = static_cast<std::uint16_t>(mixprec::detail::bit_cast<std::uint32_t>(value) >> 16);
+    table[code] = mixprec::detail::code_access::make<bfloat16>(high);
+  }
+  const std::size_t n = m.rows() * m.cols();
+  std::vector<bfloat16> values(n);
+  for (std::size_t x = 0; x < n; ++x) values[x] = table[m.data()[x].bits()];
+  return values;
+}
+}  // namespace detail
 
 template <class TA, class TB>
 void fp8_block_gemm(const fp8_block_matrix<TA>& a, const fp8_block_matrix<TB>& b, float* c, std::size_t ldc) {
@@ -47,28 +82,36 @@ void fp8_block_gemm(const fp8_block_matrix<TA>& a, const fp8_block_matrix<TB>& b
   }
   detail::check_float_matrix("fp8_block_gemm", "output", c, M, N, ldc, sizeof(float));
   if (M == 0 || N == 0) return;
-  // The codes as floats (exact), so that the inner loop is a plain float dot product.
-  std::vector<float> fa(M * K), fb(N * K);
-  for (std::size_t x = 0; x < M * K; ++x) fa[x] = static_cast<float>(a.data()[x]);
-  for (std::size_t x = 0; x < N * K; ++x) fb[x] = static_cast<float>(b.data()[x]);
-  const std::size_t chunks = a.block_cols(), height_a = a.block_height(), height_b = b.block_height();
-  for (std::size_t i = 0; i < M; ++i) {
-    const float* row_a = fa.data() + i * K;
-    const float* scales_a = a.scale_invs() + (i / height_a) * chunks;
-    for (std::size_t j = 0; j < N; ++j) {
-      const float* row_b = fb.data() + j * K;
-      const float* scales_b = b.scale_invs() + (j / height_b) * chunks;
-      float acc = 0.0f;
-      for (std::size_t t = 0; t < chunks; ++t) {
-        const std::size_t k0 = t * fp8_block_size, k1 = std::min(K, k0 + fp8_block_size);
-        float p = 0.0f;
-        for (std::size_t k = k0; k < k1; ++k) p += row_a[k] * row_b[k];
-        const float scaled = p * scales_a[t];
-        acc += scaled * scales_b[t];
-      }
-      c[i * ldc + j] = acc;
-    }
+  if (K == 0) {  // no chunk: acc = 0
+    for (std::size_t i = 0; i < M; ++i) std::fill(c + i * ldc, c + i * ldc + N, 0.0f);
+    return;
   }
+  const std::vector<bfloat16> qa = detail::as_bfloat16(a), qb = detail::as_bfloat16(b);
+  const std::size_t chunks = a.block_cols(), height_a = a.block_height(), height_b = b.block_height();
+  // The running sums in C itself (no beta to keep C's old values for).
+  detail::for_each_block_product(
+      qa.data(), K, qb.data(), K, M, N, K, fp8_block_size, detail::block_sums::by_caller, c, ldc,
+      [&](const detail::block_product& p) {
+        const std::size_t t = p.block;
+        float scales_b[detail::tile_cols];
+        for (std::size_t col = 0; col < p.cols; ++col)
+          scales_b[col] = b.scale_invs()[(p.col + col) / height_b * chunks + t];
+        for (std::size_t r = 0; r < p.rows; ++r) {  // p · sa(i, t), then · sb(j, t): two roundings
+          const float scale_a = a.scale_invs()[(p.row + r) / height_a * chunks + t];
+          float* product = p.product + r * p.ld;
+          for (std::size_t col = 0; col < p.cols; ++col) product[col] = (product[col] * scale_a) * scales_b[col];
+        }
+        detail::contraction_barrier();  // the additions below round on their own, never fused with the above
+        for (std::size_t r = 0; r < p.rows; ++r) {
+          const float* scaled = p.product + r * p.ld;
+          float* acc = p.sums + r * p.sums_ld;
+          if (t == 0) {
+            for (std::size_t col = 0; col < p.cols; ++col) acc[col] = 0.0f + scaled[col];
+          } else {
+            for (std::size_t col = 0; col < p.cols; ++col) acc[col] = acc[col] + scaled[col];
+          }
+        }
+      });
 }
 
 }  // namespace mixprec::blockscale

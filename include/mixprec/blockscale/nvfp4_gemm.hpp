@@ -18,13 +18,24 @@
 //
 // nb = ceil(K / 16), gamma_n = n u / (1 - n u), u = 2^-24, outside float's subnormal range.  The
 // hardware's own accumulation order inside an MMA is not documented; this is the library's.
+//
+// How it runs: each element decoded once with its block scale, q · s, into bfloat16 (exact), and
+// each 16-deep block's product taken by mixprec::gemm (its bf16 kernels) one tile of C at a time
+// (detail/block_products.hpp).  Since every block sum is exact, gemm's order inside a block
+// changes nothing: the result is the order above bit for bit, on every gemm path and thread
+// count (tests/blockscale/nvfp4_gemm_test.cpp checks it against that scalar loop).  Threads: the
+// tiles of C split as gemm splits (set_gemm_threads; products under 2^23 multiply-adds per
+// thread stay on one), and the caller's rounding mode and FTZ/DAZ do not change the result.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "../detail/bits.hpp"
 #include "../errors.hpp"
+#include "../types.hpp"
+#include "detail/block_products.hpp"
 #include "nvfp4.hpp"
 
 namespace mixprec::blockscale {
@@ -59,41 +70,68 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
   }
   mixprec::detail::check_mx_arguments("nvfp4_gemm", c, M, N, ldc);
   const float scale = alpha * (a.decode_scale() * b.decode_scale());
+  if (M == 0 || N == 0) return;
   const std::size_t blocks = a.blocks_per_line(), length = blocks * nvfp4_block_size;
-  // Every code of each operand decoded once (exact), and its block scales as floats, so that the
-  // inner loop is a plain float dot product; the arithmetic and its order are as above.
-  const auto decoded = [&](const nvfp4_matrix& m, std::size_t lines, std::vector<float>& values,
-                           std::vector<float>& scales) {
-    values.resize(lines * length);
-    scales.resize(lines * blocks);
+  // Each element decoded with its block's scale, q · s, as a bfloat16 (exact: 2 significant bits
+  // times e4m3's 4 are at most 6, and 2^-10 <= |q · s| <= 2688 is in bf16's normal range), through
+  // a table of the 16 codes per scale code, filled as scales turn up.
+  std::uint16_t table[256][16];
+  bool filled[256] = {};
+  const auto decoded = [&](const nvfp4_matrix& m, std::size_t lines) {
+    std::vector<bfloat16> values(lines * length);
     for (std::size_t l = 0; l < lines; ++l) {
       for (std::size_t kb = 0; kb < blocks; ++kb) {
-        const unsigned char* codes = m.block_data(l, kb);
-        for (std::size_t k = 0; k < nvfp4_block_size; ++k) {
-          values[l * length + kb * nvfp4_block_size + k] = static_cast<float>(
-              float4_e2m1fn::from_bits(static_cast<std::uint8_t>(mixprec::detail::read_packed_code<4>(codes, k))));
+        const float8_ue4m3 scale_code = m.scale(l, kb);
+        const unsigned sc = scale_code.bits();
+        if (!filled[sc]) {
+          const float s = static_cast<float>(scale_code);
+          for (unsigned q = 0; q < 16; ++q) {
+            const float value = static_cast<float>(float4_e2m1fn::from_bits(static_cast<std::uint8_t>(q))) * s;
+            table[sc][q] = static_cast<std::uint16_t>(mixprec::detail::bit_cast<std::uint32_t>(value) >> 16);
+          }
+          filled[sc] = true;
         }
-        scales[l * blocks + kb] = static_cast<float>(m.scale(l, kb));
+        const unsigned char* codes = m.block_data(l, kb);
+        bfloat16* out = values.data() + l * length + kb * nvfp4_block_size;
+        for (std::size_t k = 0; k < nvfp4_block_size; ++k) {
+          out[k] =
+              mixprec::detail::code_access::make<bfloat16>(table[sc][mixprec::detail::read_packed_code<4>(codes, k)]);
+        }
       }
     }
+    return values;
   };
-  std::vector<float> qa, qb, sa, sb;
-  decoded(a, M, qa, sa);
-  decoded(b, N, qb, sb);
-  for (std::size_t i = 0; i < M; ++i) {
-    for (std::size_t j = 0; j < N; ++j) {
-      float acc = 0.0f;
-      for (std::size_t kb = 0; kb < blocks; ++kb) {
-        const float* pa = qa.data() + i * length + kb * nvfp4_block_size;
-        const float* pb = qb.data() + j * length + kb * nvfp4_block_size;
-        float sum = 0.0f;
-        for (std::size_t k = 0; k < nvfp4_block_size; ++k) sum += pa[k] * pb[k];
-        acc += sum * (sa[i * blocks + kb] * sb[j * blocks + kb]);
+  if (length == 0) {  // K = 0: acc = 0
+    for (std::size_t i = 0; i < M; ++i) {
+      for (std::size_t j = 0; j < N; ++j) {
+        float& out = c[i * ldc + j];
+        out = beta == 0.0f ? scale * 0.0f : detail::stored(scale * 0.0f) + detail::stored(beta * out);
       }
-      float& out = c[i * ldc + j];
-      out = beta == 0.0f ? scale * acc : detail::stored(scale * acc) + detail::stored(beta * out);
     }
+    return;
   }
+  const std::vector<bfloat16> qa = decoded(a, M), qb = decoded(b, N);
+  // Each block's product is Σ_k (q_a s_a)(q_b s_b) = (Σ_k q_a q_b) · (s_a s_b) = t_b: every partial
+  // sum in any order is a multiple of s_a s_b / 4 below 576 s_a s_b, at most 20 bits, so gemm's
+  // kernels (sequential, pairs swapped or AMX chunks) all give it exactly; gemm's own epilogue
+  // with beta = 1 then rounds acc + t_b once.  Only that accumulation over blocks, in increasing
+  // order, and the epilogue below round, as above.
+  // The running sums in a compact scratch tile (gemm goes over them once per 16 k: kept in L2, not
+  // strided through C), written to C with the epilogue after the last block.
+  detail::for_each_block_product(qa.data(), length, qb.data(), length, M, N, length, nvfp4_block_size,
+                                 detail::block_sums::by_gemm, nullptr, 0, [&](const detail::block_product& p) {
+                                   for (std::size_t r = 0; r < p.rows; ++r) {
+                                     const float* acc = p.sums + r * p.sums_ld;
+                                     float* out = c + (p.row + r) * ldc + p.col;
+                                     if (beta == 0.0f) {
+                                       for (std::size_t col = 0; col < p.cols; ++col) out[col] = scale * acc[col];
+                                     } else {
+                                       for (std::size_t col = 0; col < p.cols; ++col) {
+                                         out[col] = detail::stored(scale * acc[col]) + detail::stored(beta * out[col]);
+                                       }
+                                     }
+                                   }
+                                 });
 }
 
 // On the tensors' copies: A's rowwise, B's columnwise.

@@ -1,9 +1,10 @@
 // Linear layers on fp8 block-scaled operands (issue 16, item 7): Transformer Engine's
 // Float8BlockScaling recipe and DeepSeek-V3's fp8 training, on the CPU reference of their GEMMs
-// (blockscale/fp8_block_gemm.hpp: exact fp8 products summed per 128 of K in float, each chunk
-// scaled by its two blocks' decode scales).  Results and gradients are float32; the autocast
-// scope and precision overrides play no part (as in mx_linear).  Not in the ops.hpp umbrella:
-// include this header (it brings blockscale/, which the umbrella leaves out for compile time).
+// (blockscale/fp8_block_gemm.hpp: exact fp8 products summed per 128 of K in float, in gemm's
+// order for bf16 operands, each chunk scaled by its two blocks' decode scales).  Results and
+// gradients are float32; the autocast scope and precision overrides play no part (as in
+// mx_linear).  Not in the ops.hpp umbrella: include this header (it brings blockscale/, which the
+// umbrella leaves out for compile time).
 //
 //   matrix y = ops::fp8_block_linear(x, w, b);                  // e4m3, TE's scale rule
 //   auto g = ops::fp8_block_linear_backward(dy, x, w, b);

@@ -14,6 +14,11 @@
 //                                                        bf16 after 3 skipped steps in a row
 //   train_digits --precision fp8 --override first:bf16,last:bf16
 //                                                        fp8 with the first and last layers in bf16
+//   mpirun -np 2 train_digits --data-parallel --reduce-dtype bf16
+//                                                        each process trains on its half of every
+//                                                        batch, gradients all-reduced in bf16
+//   train_digits --shards 2                              one process computing what 2 ranks do
+//                                                        with --reduce-dtype fp32, bit for bit
 //
 // By default the loss is multiplied by 2^-18 and the learning rate by 2^18 (--gradient-shift):
 // the float32 run is the same, bit for bit, as on the plain loss, while every gradient is 2^18
@@ -23,8 +28,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#if MIXPREC_EXAMPLE_MPI
+#include <mixprec/distributed/mpi_process_group.hpp>
+#endif
 
 #include "common/command_line.hpp"
 #include "common/digits.hpp"
@@ -310,6 +322,22 @@ int run(int argc, char** argv) {
                 "are fc1, fc2, ...), a name pattern or @OPERATION, the precision fp32, fp16, bf16 or fp8 (for "
                 "example first:bf16,last:bf16)",
                 overrides);
+  bool data_parallel = false;
+  long shards = 1, weight_check = 0;
+  std::string reduce_dtype;
+  options.flag("--data-parallel",
+               "under mpirun: each process trains on its shard of every batch and the session all-reduces the "
+               "gradients (a build with MPI)",
+               data_parallel);
+  options.integer("--shards", "P",
+                  "one process: cut every batch into P shards (a power of two), each a micro-batch whose loss "
+                  "gradient is divided by P: what --data-parallel over P processes computes with --reduce-dtype "
+                  "fp32 (1)",
+                  1, 64, shards);
+  options.choice("--reduce-dtype", {"fp32", "bf16", "fp16", "e4m3", "e5m2"},
+                 "--data-parallel: the dtype the gradients travel in, summed in float (fp32)", reduce_dtype);
+  options.integer("--weight-check-every", "N", "--data-parallel: compare the processes' parameters every N steps (0)",
+                  0, 1L << 40, weight_check);
   options.flag("--benchmark", "time optimizer steps of one recipe: median ms per step (--json: as JSON)",
                benchmark_mode);
   options.integer("--hidden", "H", "benchmark: units per hidden layer (128)", 1, 65536, bench.hidden);
@@ -370,6 +398,45 @@ int run(int argc, char** argv) {
     mixprec::check_operation_rules(rules, mixprec::precision_session::known_operations());
     o.overrides = overrides;
   }
+  if (data_parallel || shards > 1) {
+    if (compare || benchmark_mode || !checkpoint.empty() || !resume.empty()) {
+      throw usage_error(
+          "--data-parallel and --shards train one recipe; they do not go with --compare, --benchmark, "
+          "--checkpoint or --resume");
+    }
+    if (data_parallel && shards > 1) {
+      throw usage_error(
+          "--shards is the one-process equivalent of --data-parallel; under mpirun the processes are "
+          "the shards");
+    }
+    if ((shards & (shards - 1)) != 0) {
+      throw usage_error("--shards is " + std::to_string(shards) +
+                        "; allowed: a power of two (1, 2, 4, ..., 64), for which dividing by it is exact");
+    }
+  }
+  if (!data_parallel && (!reduce_dtype.empty() || weight_check > 0)) {
+    throw usage_error("--reduce-dtype and --weight-check-every set the all-reduce of --data-parallel");
+  }
+  if (data_parallel) {
+#if MIXPREC_EXAMPLE_MPI
+    o.group = std::make_shared<mixprec::mpi_process_group>(MPI_COMM_WORLD);
+    o.shards = static_cast<std::size_t>(o.group->size());
+    o.weight_check_interval = weight_check;
+    const std::vector<std::pair<std::string, mixprec::dtype>> names = {{"fp32", mixprec::dtype::float32},
+                                                                       {"bf16", mixprec::dtype::bfloat16},
+                                                                       {"fp16", mixprec::dtype::float16},
+                                                                       {"e4m3", mixprec::dtype::float8_e4m3fn},
+                                                                       {"e5m2", mixprec::dtype::float8_e5m2}};
+    for (const auto& [name, d] : names) o.reduce_dtype = name == reduce_dtype ? d : o.reduce_dtype;
+    if (o.group->rank() != 0 && std::freopen("/dev/null", "w", stdout) == nullptr) {
+      throw std::runtime_error("rank " + std::to_string(o.group->rank()) + ": cannot silence its standard output");
+    }
+#else
+    throw usage_error("--data-parallel needs MPI, and this train_digits was built without it (Debian: libopenmpi-dev)");
+#endif
+  } else {
+    o.shards = static_cast<std::size_t>(shards);
+  }
   const digits_split data = split_digits(load_digits(data_path));
   if (benchmark_mode) {
     if (compare) throw usage_error("--benchmark times one recipe; it does not go with --compare");
@@ -401,6 +468,18 @@ int run(int argc, char** argv) {
     std::printf("After %d skipped steps in a row: %s\n", o.fallback_after_skips, o.fallback.name().c_str());
   }
   if (!o.overrides.empty()) std::printf("Layer overrides: %s\n", o.overrides.c_str());
+  if (o.group) {
+    std::printf(
+        "Data parallel: %d processes, each on its shard of every batch; gradients all-reduced in %s (their mean, "
+        "summed in float in rank order)%s\n",
+        o.group->size(), reduce_dtype.empty() ? "fp32" : reduce_dtype.c_str(),
+        weight_check > 0 ? (", parameters compared every " + std::to_string(weight_check) + " steps").c_str() : "");
+  } else if (o.shards > 1) {
+    std::printf(
+        "Shards: every batch cut into %zu, each a micro-batch with its loss gradient divided by %zu (what "
+        "--data-parallel over %zu processes computes with --reduce-dtype fp32)\n",
+        o.shards, o.shards, o.shards);
+  }
   if (!o.cast_model.empty()) {
     std::printf("Parameters kept in %s without fp32 masters, each update %s\n", precision_name.c_str(),
                 o.cast_model == "kahan" ? "Kahan-summed" : (o.cast_model + " rounded").c_str());
@@ -439,6 +518,10 @@ int run(int argc, char** argv) {
       }
       if (!o.checkpoint.empty()) std::printf("  checkpoint after step %ld: %s\n", save_after, o.checkpoint.c_str());
       std::printf("  parameters crc32 %08x\n", static_cast<unsigned>(run.parameters_crc));
+      if (o.shards > 1) {
+        std::printf("  trajectory crc32 %08x (the parameters after every step)\n",
+                    static_cast<unsigned>(run.trajectory_crc));
+      }
     }
   }
   const text_table table = comparison_table(by_recipe);
@@ -452,5 +535,16 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if MIXPREC_EXAMPLE_MPI
+  // --data-parallel: MPI started first and finished last; a process that fails ends the whole job
+  // (the others would wait in a collective for ever).
+  if (std::any_of(argv + 1, argv + argc, [](const char* a) { return std::string(a) == "--data-parallel"; })) {
+    MPI_Init(&argc, &argv);
+    const int status = run_example("train_digits", [&] { return run(argc, argv); });
+    if (status != 0) MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Finalize();
+    return 0;
+  }
+#endif
   return run_example("train_digits", [&] { return run(argc, argv); });
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,17 @@ struct training_options {
   // example "first:bf16,last:bf16"; empty: none).  Layers are fc1, fc2, ... (the parameters'
   // names fc1.weight, fc1.bias, ...).
   std::string overrides;
+  // Data parallelism.  Each batch is cut into `shards` row ranges (rows n·r/p to n·(r+1)/p of a
+  // batch of n).  With a process group (mpirun ... --data-parallel) this process trains shard
+  // group->rank() and the session all-reduces the gradients (their mean, in reduce_dtype, summed
+  // in float in rank order); without one (--shards P) one process trains every shard as a
+  // micro-batch whose loss gradient is divided by P: the one-process equivalent of the float32
+  // all-reduce, bit for bit when P is a power of two (dividing by it is exact at every rounding
+  // of these normal values).  The weight gradients' flush counts are not measured then.
+  std::size_t shards = 1;
+  std::shared_ptr<mixprec::process_group> group;
+  mixprec::dtype reduce_dtype = mixprec::dtype::float32;
+  std::int64_t weight_check_interval = 0;  // the session compares the replicas every N steps
 };
 
 // The CRC-32 of every parameter's bytes, in order: two runs that end with this value hold the
@@ -146,6 +158,7 @@ struct run_result {
   std::vector<double> step_seconds;  // each optimizer step's time (forward to update), diagnostics excluded
   std::int64_t resumed_steps = 0;    // steps the loaded checkpoint had done (not run here)
   std::uint32_t parameters_crc = 0;  // of the final parameters
+  std::uint32_t trajectory_crc = 0;  // with shards: of the parameters' crc32 after every step, in order
   double best_loss() const {
     double best = epochs.empty() ? 0 : epochs.front().loss;
     for (const epoch_record& e : epochs) best = std::min(best, e.loss);
@@ -169,6 +182,8 @@ inline mixprec::recipe session_recipe(const recipe& r, const training_options& o
                       : r.p == precision::fp8_rowwise ? mixprec::recipes::fp8_rowwise()
                                                       : mixprec::recipes::fp32();
   s.name = r.name();
+  s.reduce_dtype = o.reduce_dtype;
+  s.weight_check_interval = o.weight_check_interval;
   if (mixprec::is_block_scaled(s.precision)) s.seed = static_cast<std::int64_t>(o.seed);
   if (!o.overrides.empty()) s.overrides = mixprec::parse_overrides(o.overrides);
   if (!o.cast_model.empty()) {
@@ -292,6 +307,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       }
     });
   }
+  if (o.group) amp.use_process_group(o.group);
   if (!o.resume.empty()) {  // the model and session built as above, then the checkpoint: a fresh process
     amp.load(o.resume);
     result.resumed_steps = amp.statistics().total_steps;
@@ -316,6 +332,7 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
   };
   double training_seconds = 0;
   std::int64_t step = 0;
+  std::vector<std::uint32_t> step_crcs;  // with shards: the parameters' crc32 after every step
   for (int epoch = 1; epoch <= o.epochs && (o.max_steps == 0 || step < o.max_steps); ++epoch) {
     shuffler.shuffle(order);
     double loss_sum = 0, flushed_sum = 0;
@@ -329,23 +346,37 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
         std::fprintf(stderr, "\r  %s epoch %d: batch %zu/%zu", r.name().c_str(), epoch, batches + 1,
                      (order.size() + o.batch - 1) / o.batch);
       }
+      // This step's rows: the batch, or one shard of it (this rank's, or micro-batch m's).
+      const std::size_t n = std::min(o.batch, order.size() - first);
+      if (n < o.shards) {
+        throw mixprec::invalid_argument("a batch of " + std::to_string(n) + " images cannot be cut into " +
+                                        std::to_string(o.shards) + " shards");
+      }
       std::vector<int> labels;
-      const matrix x = batch_of(data.train, order, first, std::min(o.batch, order.size() - first), labels);
+      matrix x;
+      const auto load_shard = [&](std::size_t m) {
+        const std::size_t begin = n * m / o.shards, end = n * (m + 1) / o.shards;
+        x = batch_of(data.train, order, first + begin, end - begin, labels);
+      };
+      const bool micro_shards = o.shards > 1 && !o.group;
+      load_shard(o.group ? static_cast<std::size_t>(o.group->rank()) : 0);
       prepare();
       const precision p = now.p;
-      const bool measure_flush = o.measure_flush && (p == precision::fp16 || p == precision::bf16);
+      const bool measure_flush = o.measure_flush && o.shards == 1 && (p == precision::fp16 || p == precision::bf16);
       const auto step_start = clock::now();
       double diagnostics = 0;  // seconds spent measuring inside the step, taken off its time
       std::vector<flush_count> flush_counts;
       activations a;
       const mixprec::step_result s = amp.train_step(
-          [&] {
+          [&](std::size_t micro) {
+            if (micro_shards) load_shard(micro);
             a = model.forward(x, p, fp8);
             return ops::cross_entropy(a.logits, labels);
           },
           [&](const mixprec::backward_context& b) {
-            // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient.
-            const float grad_loss = b.loss_gradient * shift;
+            // d (scale · shift · loss) / d logits: the scaled, shifted loss's gradient (the
+            // shards' mean: divided by their count when one process sums them).
+            const float grad_loss = b.loss_gradient * shift / (micro_shards ? static_cast<float>(o.shards) : 1.0f);
             const std::vector<ops::linear_grads> grads =
                 model.backward(a, x, labels, grad_loss, p, fp8, static_cast<std::uint32_t>(step));
             for (std::size_t l = 0; l < model.layers(); ++l) {
@@ -361,11 +392,21 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
             }
             result.activation_bytes = a.bytes();
             result.cast_bytes = mixprec::autocast_cache_statistics().bytes;
-          });
+          },
+          micro_shards ? static_cast<int>(o.shards) : 1);
       result.step_seconds.push_back(seconds_since(step_start) - diagnostics);
       training_seconds += result.step_seconds.back();
-      loss_sum += s.loss;
-      step_record record{step, s.loss, s.scale, s.skipped};
+      float loss = s.loss;  // this process's shards'; with a group, the mean over the ranks
+      if (o.group) {
+        mixprec::all_reduce_options mean;
+        mean.communication = dtype::float32;
+        mean.bucket_bytes = sizeof(float) * static_cast<std::size_t>(o.group->size());
+        const mixprec::gradient_view view(&loss, 1);
+        o.group->all_reduce(&view, 1, mean);
+      }
+      if (o.shards > 1) step_crcs.push_back(parameters_crc(model));
+      loss_sum += loss;
+      step_record record{step, loss, s.scale, s.skipped};
       if (s.skipped) record.culprit = s.parameter.empty() ? "another process" : s.parameter;
       for (const flush_count& c : flush_counts) record.layer_flushed.push_back(c.share());
       result.steps.push_back(std::move(record));
@@ -391,6 +432,8 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
     if (on_epoch) on_epoch(e);
   }
   result.parameters_crc = parameters_crc(model);
+  result.trajectory_crc = mixprec::detail::crc32(reinterpret_cast<const std::uint8_t*>(step_crcs.data()),
+                                                 step_crcs.size() * sizeof(std::uint32_t));
   return result;
 }
 

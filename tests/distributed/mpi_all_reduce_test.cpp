@@ -185,25 +185,6 @@ void nothing_to_reduce() {
   }
 }
 
-template <class Exception>
-bool throws_with(const std::string& fragment, const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Exception& e) {
-    if (std::string(e.what()).find(fragment) != std::string::npos) return true;
-    std::printf("rank %d: unexpected message: %s\n", rank, e.what());
-    return false;
-  } catch (const std::exception& e) {
-    std::printf("rank %d: unexpected exception: %s\n", rank, e.what());
-    return false;
-  }
-  return false;
-}
-
-// Checks on this rank that `statement` throws `exception` with `fragment` in its message.
-#define MPI_CHECK_THROWS(exception, fragment, label, ...) \
-  expect(throws_with<exception>(fragment, [&] { __VA_ARGS__; }), label)
-
 void bad_input_throws_on_every_rank() {
   // A different total on the last rank: every rank names the range.
   std::vector<float> g(100 + (rank == world - 1 ? 4 : 0), 1.0f);

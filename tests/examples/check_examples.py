@@ -4,6 +4,7 @@
     check_examples.py format_comparison <binary> <scratch directory>
     check_examples.py loss_scaler_tour  <binary> <scratch directory>
     check_examples.py train_digits      <binary> <scratch directory>
+    check_examples.py train_digits_data_parallel <binary> <scratch directory> <mpiexec> <its -n flag> [flags]
 
 Every check prints what it looked at when it fails; the exit status is 1 on any failure.
 Standard library only (csv, json, xml.etree), so that CI needs nothing beyond python3.
@@ -443,14 +444,80 @@ def check_train_digits(binary, scratch):
     check(code == 0 and len(epoch_lines) == 2, f"a single run prints one line per epoch (got {out!r:.300})")
 
 
+def data_parallel_summary(out):
+    """A train_digits run's epoch lines (accuracies, scale, skips; loss as a number) and crcs."""
+    epochs = re.findall(r"^  epoch +(\d+)  loss ([0-9.]+)  (train [0-9.]+%  test [0-9.]+%  scale \S+  skipped \d+)",
+                        out, re.M)
+    crcs = re.findall(r"^  (parameters|trajectory) crc32 ([0-9a-f]{8})", out, re.M)
+    return epochs, crcs
+
+
+def check_train_digits_data_parallel(binary, scratch, launcher):
+    """mpirun -np 2 train_digits --data-parallel (issue 19, item 4): with float32 communication the
+    parameters after every step equal, bit for bit, those of one process that sums the two shards'
+    gradients in rank order (--shards 2), and the test accuracy is the plain run's within 0.3
+    points (mean of 3 seeds); with bf16 or e4m3 communication within 1 point, the replicas
+    compared every 5 steps."""
+    mpi = launcher[:2] + ["2"] + launcher[2:]
+    accuracy = {}
+    for precision in ("fp32", "bf16"):
+        for seed in ("1", "2", "3"):
+            common = ["--quick", "--precision", precision, "--seed", seed]
+            code, one, err = run(binary, *common, "--shards", "2")
+            check(code == 0, f"--shards 2 {precision} seed {seed} runs (stderr: {err.strip()})")
+            runs = {"shards": data_parallel_summary(one)}
+            for reduce_dtype in ("fp32", "bf16", "e4m3"):
+                result = subprocess.run(mpi + [binary, "--data-parallel", *common, "--reduce-dtype", reduce_dtype,
+                                               "--weight-check-every", "5"],
+                                        capture_output=True, text=True, timeout=600)
+                check(result.returncode == 0,
+                      f"mpirun -np 2 --data-parallel {precision} {reduce_dtype} seed {seed} runs "
+                      f"(stderr: {result.stderr.strip()[:500]})")
+                check(result.stdout.count("parameters crc32") == 1 and
+                      f"Data parallel: 2 processes, each on its shard of every batch; gradients all-reduced in "
+                      f"{reduce_dtype}" in result.stdout,
+                      f"rank 0 alone reports, naming the processes and {reduce_dtype} (got {result.stdout!r:.400})")
+                runs[reduce_dtype] = data_parallel_summary(result.stdout)
+            code, plain, _ = run(binary, *common)
+            runs["plain"] = data_parallel_summary(plain)
+            for name, (epochs, crcs) in runs.items():
+                check(len(epochs) == 8, f"{precision} seed {seed} {name}: 8 epoch lines (got {len(epochs)})")
+                accuracy.setdefault((precision, name), []).append(
+                    float(re.search(r"test ([0-9.]+)%", epochs[-1][2]).group(1)) if epochs else 0.0)
+            (dp_epochs, dp_crcs), (one_epochs, one_crcs) = runs["fp32"], runs["shards"]
+            check(len(dp_crcs) == 2 and dp_crcs == one_crcs,
+                  f"{precision} seed {seed}: --data-parallel with fp32 communication ends with the one-process "
+                  f"run's parameters and trajectory crcs ({dp_crcs} against {one_crcs})")
+            check([e[2] for e in dp_epochs] == [e[2] for e in one_epochs] and
+                  all(abs(float(a[1]) - float(b[1])) <= 2e-4 for a, b in zip(dp_epochs, one_epochs)),
+                  f"{precision} seed {seed}: the same epoch lines, losses within 2e-4 (the mean over the ranks is "
+                  f"summed in float, the one-process mean in double)")
+    for precision in ("fp32", "bf16"):
+        plain = sum(accuracy[(precision, "plain")]) / 3
+        for name, allowed in (("fp32", 0.3), ("bf16", 1.0), ("e4m3", 1.0)):
+            mean = sum(accuracy[(precision, name)]) / 3
+            check(abs(mean - plain) <= allowed,
+                  f"{precision} recipe, {name} communication: test accuracy {mean:.2f}% (mean of 3 seeds) within "
+                  f"{allowed} points of the one-process run's {plain:.2f}%")
+            print(f"  {precision} recipe, {name} communication: {mean:.2f}% (one process: {plain:.2f}%)")
+    check_refusal(binary, ["--shards", "3"], 2, "--shards is 3; allowed: a power of two")
+    check_refusal(binary, ["--reduce-dtype", "bf16"], 2, "--reduce-dtype and --weight-check-every set the all-reduce")
+    check_refusal(binary, ["--shards", "2", "--compare"], 2, "they do not go with --compare")
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("format_comparison", "loss_scaler_tour", "train_digits"):
+    data_parallel = len(sys.argv) >= 6 and sys.argv[1] == "train_digits_data_parallel"
+    if not data_parallel and (len(sys.argv) != 4 or
+                              sys.argv[1] not in ("format_comparison", "loss_scaler_tour", "train_digits")):
         sys.exit(__doc__)
-    example, binary, scratch = sys.argv[1:]
+    example, binary, scratch = sys.argv[1:4]
     os.makedirs(scratch, exist_ok=True)
     checks = {"format_comparison": check_format_comparison, "loss_scaler_tour": check_loss_scaler_tour,
               "train_digits": check_train_digits}
-    checks[example](binary, scratch)
+    if data_parallel:
+        check_train_digits_data_parallel(binary, scratch, sys.argv[4:])
+    else:
+        checks[example](binary, scratch)
     print(f"{example}: {'FAILED ' + str(len(failures)) + ' checks' if failures else 'all checks passed'}")
     sys.exit(1 if failures else 0)
 

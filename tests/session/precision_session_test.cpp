@@ -366,11 +366,11 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
   // Version 1 held no count of scale changes, versions 1 and 2 no parameters or optimizer,
   // version 3 no Kahan compensations, version 4 no schedule position, version 5 no override
-  // rules: refused, not read with made-up values.
-  for (const std::uint32_t old : {1u, 2u, 3u, 4u, 5u}) {
+  // rules, version 6 no data-parallel keys: refused, not read with made-up values.
+  for (const std::uint32_t old : {1u, 2u, 3u, 4u, 5u, 6u}) {
     const std::vector<std::uint8_t> older =
         state_fuzz::framed(detail::session_magic, old, saved.data() + 16, saved.size() - 20);
-    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 6");
+    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 7");
   }
 }
 
@@ -711,4 +711,150 @@ TEST_CASE("statistics as JSON: exactly the documented keys, strict JSON that rea
   CHECK(v.members[4].second.number == got.overflow_ratio);  // the shortest text reads back exactly
   CHECK(v.members[5].second.number == got.avg_step_time);
   CHECK(v.members[7].second.number == static_cast<double>(got.master_bytes));
+}
+
+namespace {
+
+// A process group of one process that records what the session asks of it and stands in for
+// the other ranks: every rank holding the same gradients, their mean is the gradient itself;
+// `halve` makes it the mean with a rank whose gradients are all zero.
+class recording_group : public process_group {
+ public:
+  bool halve = true, plant_non_finite = false;
+  std::size_t differing = std::numeric_limits<std::size_t>::max();
+  std::vector<std::vector<float>> seen;  // the gradients each all_reduce received, concatenated
+  std::vector<all_reduce_options> options;
+  std::vector<std::vector<std::uint64_t>> prints;
+
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  all_reduce_result all_reduce(const gradient_view* arrays, std::size_t count, const all_reduce_options& o) override {
+    options.push_back(o);
+    seen.emplace_back();
+    all_reduce_result r;
+    r.buckets = 1;
+    r.found_inf = plant_non_finite;
+    for (std::size_t a = 0; a < count; ++a) {
+      auto* data = static_cast<float*>(arrays[a].data());
+      seen.back().insert(seen.back().end(), data, data + arrays[a].size());
+      for (std::size_t i = 0; i < arrays[a].size(); ++i) {
+        data[i] = plant_non_finite ? std::numeric_limits<float>::quiet_NaN() : halve ? data[i] / 2 : data[i];
+      }
+    }
+    return r;
+  }
+  std::size_t first_difference(const std::uint64_t* f, std::size_t count) override {
+    prints.emplace_back(f, f + count);
+    return std::min(differing, count);
+  }
+};
+
+struct two_parameters {
+  parameter w{matrix(dtype::float32, 2, 3), "fc.weight"};
+  parameter b{matrix(dtype::float32, 1, 3), "fc.bias"};
+  precision_session amp;
+  explicit two_parameters(const recipe& r) : amp(r) {
+    amp.add_parameter(w);
+    amp.add_parameter(b);
+    amp.use_optimizer(optim::sgd());
+  }
+  // Micro-batch m adds (m + 1) / 8 · loss_gradient · factor to every gradient value.
+  step_result step(float factor = 1.0f) {
+    return amp.train_step([] { return 1.0f; },
+                          [&](const backward_context& c) {
+                            const float v = static_cast<float>(c.micro_batch + 1) / 8 * c.loss_gradient * factor;
+                            matrix gw(dtype::float32, 2, 3), gb(dtype::float32, 1, 3);
+                            std::fill(gw.data<float>(), gw.data<float>() + 6, v);
+                            std::fill(gb.data<float>(), gb.data<float>() + 3, -v);
+                            amp.accumulate_gradient(w, gw);
+                            amp.accumulate_gradient(b, gb);
+                          });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("with a process group, train_step reduces the accumulated scaled gradients once, before the unscale",
+          "[session][data_parallel]") {
+  const recipe r = parse_recipe(
+      "recipe=fp16, init_scale=1024, accumulation_steps=2, reduce_dtype=bf16, bucket_bytes=4096, "
+      "weight_check_interval=2");
+  two_parameters ranked(r), alone(r);
+  auto group = std::make_shared<recording_group>();
+  ranked.amp.use_process_group(group);
+  CHECK(ranked.amp.group() == group);
+  for (int t = 0; t < 4; ++t) {
+    const step_result s = ranked.step();
+    alone.step(0.5f);  // what the mean with a zero rank gives
+    CHECK_FALSE(s.skipped);
+    CHECK(s.communicated.buckets == 1);
+  }
+  REQUIRE(group->seen.size() == 4);  // once per optimizer step, not per micro-batch
+  for (const std::vector<float>& g : group->seen) {
+    REQUIRE(g.size() == 9);
+    CHECK(g[0] == 1024.0f * (1.0f / 8 + 2.0f / 8));  // both micro-batches, still scaled
+    CHECK(g[8] == -1024.0f * (1.0f / 8 + 2.0f / 8));
+  }
+  for (const all_reduce_options& o : group->options) {
+    CHECK(o.communication == dtype::bfloat16);
+    CHECK(o.bucket_bytes == 4096u);
+    CHECK(o.average);
+  }
+  CHECK(std::memcmp(ranked.w.value().raw_data(), alone.w.value().raw_data(), ranked.w.value().bytes()) == 0);
+  CHECK(std::memcmp(ranked.b.value().raw_data(), alone.b.value().raw_data(), ranked.b.value().bytes()) == 0);
+  // The replicas compared after steps 2 and 4: two fingerprints each, which moved with the weights.
+  REQUIRE(group->prints.size() == 2);
+  CHECK(group->prints[0].size() == 2);
+  CHECK(group->prints[0] != group->prints[1]);
+  // The weight's values, then its (empty) master and compensation: model_parameters::fingerprint.
+  std::uint64_t expected = detail::fingerprint_bytes(ranked.w.value().raw_data(), ranked.w.value().bytes());
+  expected = detail::fingerprint_bytes(nullptr, 0, detail::fingerprint_bytes(nullptr, 0, expected));
+  CHECK(group->prints[1][0] == expected);
+}
+
+TEST_CASE("a non-finite gradient on any rank skips the step with no culprit named", "[session][data_parallel]") {
+  two_parameters ranked(parse_recipe("recipe=fp16, init_scale=1024"));
+  auto group = std::make_shared<recording_group>();
+  ranked.amp.use_process_group(group);
+  const matrix before = ranked.w.value();
+  group->plant_non_finite = true;
+  const step_result s = ranked.step();
+  CHECK(s.skipped);
+  CHECK(s.communicated.found_inf);
+  CHECK_FALSE(s.culprit);
+  CHECK(s.parameter.empty());
+  CHECK(ranked.amp.get_scale() == 512.0f);
+  CHECK(std::memcmp(before.raw_data(), ranked.w.value().raw_data(), before.bytes()) == 0);
+  group->plant_non_finite = false;
+  CHECK_FALSE(ranked.step().skipped);
+}
+
+TEST_CASE("replicas that differ are a replica_mismatch_error naming the parameter and the step",
+          "[session][data_parallel]") {
+  two_parameters ranked(parse_recipe("recipe=fp32, weight_check_interval=3"));
+  auto group = std::make_shared<recording_group>();
+  ranked.amp.use_process_group(group);
+  ranked.step();
+  ranked.step();
+  group->differing = 1;
+  CHECK_THROWS_WITH(ranked.step(), Catch::Contains("precision_session::check_replicas: after 3 steps the 2 ranks hold "
+                                                   "different parameter 'fc.bias' (1 of 2 registered"));
+  CHECK_THROWS_AS(ranked.amp.check_replicas(), replica_mismatch_error);
+  group->differing = 0;
+  CHECK_THROWS_WITH(ranked.amp.check_replicas(), Catch::Contains("different parameter 'fc.weight' (0 of 2"));
+  CHECK_THROWS_WITH(ranked.amp.train_step([] { return 1.0f; }, [&](float) { ranked.amp.use_process_group(nullptr); }),
+                    Catch::Contains("use_process_group: called from inside train_step"));
+  ranked.amp.use_process_group(nullptr);
+  CHECK_NOTHROW(ranked.amp.check_replicas());  // no group: nothing to compare
+}
+
+TEST_CASE("without a process group the data-parallel keys change nothing", "[session][data_parallel]") {
+  two_parameters plain(parse_recipe("recipe=fp16, init_scale=1024"));
+  two_parameters keyed(parse_recipe("recipe=fp16, init_scale=1024, reduce_dtype=e4m3, weight_check_interval=1"));
+  for (int t = 0; t < 3; ++t) {
+    plain.step();
+    const step_result s = keyed.step();
+    CHECK(s.communicated.buckets == 0);
+  }
+  CHECK(std::memcmp(plain.w.value().raw_data(), keyed.w.value().raw_data(), plain.w.value().bytes()) == 0);
 }

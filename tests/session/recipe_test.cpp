@@ -164,6 +164,34 @@ TEST_CASE("bad override rules are recipe_errors that name the rule", "[recipe][o
   CHECK_THROWS_WITH(validate(r), Catch::Contains("override rule 1 has an empty selector"));
 }
 
+TEST_CASE("the data-parallel keys read from every form, default to float32 and 25 MiB, and write back",
+          "[recipe][data_parallel]") {
+  const recipe plain = parse_recipe("recipe=bf16");
+  CHECK(plain.reduce_dtype == dtype::float32);
+  CHECK(plain.bucket_bytes == std::int64_t{25} << 20);
+  CHECK(plain.weight_check_interval == 0);
+  const recipe text = parse_recipe("recipe=bf16, reduce_dtype=e5m2, bucket_bytes=4096, weight_check_interval=50");
+  const recipe flags = parse_recipe("--recipe bf16 --reduce-dtype e5m2 --bucket-bytes 4096 --weight-check-interval 50");
+  const recipe json =
+      parse_recipe(R"({"recipe": "bf16", "reduce_dtype": "e5m2", "bucket_bytes": 4096, "weight_check_interval": 50})");
+  for (const recipe* r : {&text, &flags, &json}) {
+    CHECK(r->reduce_dtype == dtype::float8_e5m2);
+    CHECK(r->bucket_bytes == 4096);
+    CHECK(r->weight_check_interval == 50);
+    const all_reduce_options o = r->reduce_options();
+    CHECK(o.communication == dtype::float8_e5m2);
+    CHECK(o.bucket_bytes == 4096u);
+    CHECK(o.average);
+  }
+  CHECK(same_settings(parse_recipe(to_string(text)), text));
+  CHECK(settings_text(text).find("reduce_dtype=e5m2, bucket_bytes=4096, weight_check_interval=50") !=
+        std::string::npos);
+  for (const char* name : {"fp32", "bf16", "fp16", "e4m3", "e5m2"}) {
+    CHECK(to_string(parse_recipe(std::string("reduce_dtype=") + name)).find(std::string("reduce_dtype=") + name) !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("every option of the underlying policies is a key", "[recipe]") {
   const recipe h = parse_recipe(
       "recipe=fp16, scaling=hysteresis, init_scale=1024, growth_factor=4, backoff_factor=0.25, growth_interval=10, "
@@ -239,6 +267,11 @@ TEST_CASE("bad keys, types and values are recipe_errors that say what is allowed
        "kahan_summation=true with stochastic_rounding=true"},
       {"recipe=bf16, cast_model=true, kahan_summation=yes", "kahan_summation is 'yes'; allowed: true or false"},
       {"recipe=fp16, init_scale=4, min_scale=8", "initial scale 4 of scaling=dynamic is outside [min_scale 8"},
+      {"reduce_dtype=fp8", "reduce_dtype is 'fp8'; allowed: fp32, bf16, fp16, e4m3, e5m2"},
+      {"{\"reduce_dtype\": 16}", "reduce_dtype (line 1, column 18) is a number; allowed: a string, one of fp32, bf16"},
+      {"bucket_bytes=3", "bucket_bytes is 3; allowed: 4 to 1073741824 (one float to 1 GiB)"},
+      {"bucket_bytes=1073741825", "bucket_bytes is 1073741825; allowed: 4 to 1073741824"},
+      {"weight_check_interval=-1", "weight_check_interval is -1; allowed: an integer >= 0 (0: never)"},
       {"recipe=fp8, margin=7", "margin is 7"},
       {"recipe=fp8, margin=abc", "margin is 'abc'; allowed: an integer in [-100, 6]"},
       {"init_scale=1, init_scale=2", "key 'init_scale' is given twice"},

@@ -5,6 +5,8 @@
 #include <mixprec/distributed/mpi.hpp>
 
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <string>
 
 namespace mpi_checks {
@@ -24,4 +26,24 @@ inline int total_failures() {
   return total;
 }
 
+// Whether f throws Exception with `fragment` in its message (anything else is printed).
+template <class Exception>
+bool throws_with(const std::string& fragment, const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Exception& e) {
+    if (std::string(e.what()).find(fragment) != std::string::npos) return true;
+    std::printf("rank %d: unexpected message: %s\n", rank, e.what());
+    return false;
+  } catch (const std::exception& e) {
+    std::printf("rank %d: unexpected exception: %s\n", rank, e.what());
+    return false;
+  }
+  return false;
+}
+
 }  // namespace mpi_checks
+
+// Checks on this rank that the statement throws `exception` with `fragment` in its message.
+#define MPI_CHECK_THROWS(exception, fragment, label, ...) \
+  mpi_checks::expect(mpi_checks::throws_with<exception>(fragment, [&] { __VA_ARGS__; }), label)

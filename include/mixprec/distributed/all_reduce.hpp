@@ -41,28 +41,11 @@
 #include "../scaling/fp8/scale_rules.hpp"
 #include "../scaling/unscale.hpp"
 #include "../types.hpp"
+#include "../scaling/all_reduce_options.hpp"
 
 namespace mixprec {
 
-struct all_reduce_options {
-  // The dtype the gradients travel in: float32, bfloat16, float16, float8_e4m3fn or float8_e5m2.
-  dtype communication = dtype::bfloat16;
-  // Float gradient bytes per bucket (PyTorch DDP's bucket_cap_mb default, 25 MiB); the last
-  // bucket holds the rest.  At least 4 bytes per rank, at most all_reduce_largest_bucket_bytes.
-  std::size_t bucket_bytes = std::size_t{25} << 20;
-  // Divide the sum by the world size (DDP's mean) or keep the sum.
-  bool average = true;
-};
-
-// The largest bucket: every MPI count and displacement (in bytes) then fits an int.
-constexpr std::size_t all_reduce_largest_bucket_bytes = std::size_t{1} << 30;
-
 namespace detail {
-
-inline bool is_all_reduce_dtype(dtype d) noexcept {
-  return d == dtype::float32 || d == dtype::bfloat16 || d == dtype::float16 || d == dtype::float8_e4m3fn ||
-         d == dtype::float8_e5m2;
-}
 
 inline bool is_scaled_all_reduce_dtype(dtype d) noexcept {
   return d == dtype::float8_e4m3fn || d == dtype::float8_e5m2;

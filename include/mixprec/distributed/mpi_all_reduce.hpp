@@ -35,13 +35,6 @@
 
 namespace mixprec {
 
-struct all_reduce_result {
-  bool found_inf = false;          // agreed: some gradient or some reduced value was not finite
-  std::size_t buckets = 0;         // messages exchanged (each one MPI_Alltoallv and one MPI_Allgatherv)
-  std::size_t bytes_sent = 0;      // gradient bytes this rank sent to other ranks
-  std::size_t bytes_received = 0;  // and received from them (the agreement words not counted)
-};
-
 namespace detail {
 
 constexpr int all_reduce_agreed_words = 5;  // rejected, total, bucket_bytes, dtype, average

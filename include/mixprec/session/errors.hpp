@@ -15,4 +15,13 @@ class recipe_error : public error {
   using error::error;
 };
 
+// The replicas of a data-parallel model hold different parameters (precision_session::
+// check_replicas): the ranks started from different values, loaded different checkpoints, ran
+// different recipes, or a rank changed its parameters outside the session.  The message names
+// the first parameter that differs and the step.
+class replica_mismatch_error : public error {
+ public:
+  using error::error;
+};
+
 }  // namespace mixprec

@@ -45,6 +45,7 @@
 
 #include "../autocast/parameter.hpp"
 #include "../bulk/convert_n.hpp"
+#include "../detail/fingerprint.hpp"
 #include "../matrix.hpp"
 #include "../scaling/state.hpp"
 #include "../scaling/unscale.hpp"
@@ -171,6 +172,15 @@ class model_parameters {
   const float* master(std::size_t i) const {
     const entry& e = checked(i);
     return e.master.empty() ? nullptr : e.master.data();
+  }
+  // A fingerprint of everything that parameter i's next updates start from: its stored values,
+  // its master and its Kahan compensation (process_group.hpp; replicas compare them).
+  std::uint64_t fingerprint(std::size_t i) const {
+    const entry& e = checked(i);
+    const matrix& v = e.value->value();
+    std::uint64_t h = detail::fingerprint_bytes(v.raw_data(), v.bytes());
+    h = detail::fingerprint_bytes(e.master.data(), e.master.size() * sizeof(float), h);
+    return detail::fingerprint_bytes(e.compensation.data(), e.compensation.size() * sizeof(std::uint16_t), h);
   }
   // The Kahan compensation of parameter i as floats (exact), or nothing when it has none.
   std::vector<float> compensation(std::size_t i) const {

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -49,6 +50,7 @@
 #include "../optim/sgd.hpp"
 #include "master_weights.hpp"
 #include "model_parameters.hpp"
+#include "process_group.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"
 #include "schedule.hpp"
@@ -277,6 +279,26 @@ class precision_session {
   // Every registered parameter's layer and precision, as the last apply_overrides decided them.
   const std::vector<layer_precision>& layer_precisions() const noexcept { return layer_table_; }
 
+  // ---- Data parallelism (process_group.hpp, docs/distributed.md) ----
+  //
+  // With a process group, every rank trains a replica of the model on its share of each batch:
+  // train_step all-reduces the gradients (the mean over the ranks, in the recipe's reduce_dtype
+  // and bucket_bytes, summed in float in rank order) after the last micro-batch's backward and
+  // before the unscale, once per optimizer step, and compares the replicas' parameters every
+  // weight_check_interval steps (check_replicas).  The ranks must run the same recipe, register
+  // the same parameters and load the same checkpoint; the gradients must be float32 (the
+  // registered parameters' buffers are).  nullptr detaches the group.  Between steps only.
+  void use_process_group(std::shared_ptr<process_group> group) {
+    require_between_steps("use_process_group");
+    group_ = std::move(group);
+  }
+  const std::shared_ptr<process_group>& group() const noexcept { return group_; }
+  // Collective with a process group: compares every registered parameter (its stored values, its
+  // master and its Kahan compensation) and every masters() array across the ranks by a 64-bit
+  // fingerprint, and throws replica_mismatch_error naming the first that differs.  Without a
+  // group there is nothing to compare.  train_step calls it every weight_check_interval steps.
+  void check_replicas();
+
   // One optimizer step over micro_batches micro-batches (0: the recipe's accumulation_steps).
   // forward(std::size_t micro_batch) or forward() returns the float loss; backward(float
   // scaled_loss) or backward(scaled_loss, micro_batch) accumulates into the gradients in grads;
@@ -311,6 +333,9 @@ class precision_session {
     }
     consecutive_skips_ = result.skipped ? consecutive_skips_ + 1 : 0;
     if (result.skipped) log(detail::skip_line(total_.steps, result, get_scale()));
+    if (group_ && recipe_.weight_check_interval > 0 && total_.steps % recipe_.weight_check_interval == 0) {
+      compare_replicas();
+    }
     return result;
   }
 
@@ -559,6 +584,8 @@ class precision_session {
     return "invalid scaling";
   }
 
+  void compare_replicas();  // check_replicas, also from inside train_step
+
   void set_enabled(bool on) {
     if (on == enabled_) return;
     enabled_ = on;
@@ -617,15 +644,22 @@ class precision_session {
       }
     }
     r.loss = static_cast<float>(loss_sum / k);
+    // Data parallelism: the mean of the ranks' scaled gradients, before the unscale checks them
+    // (a non-finite gradient on any rank makes every rank's gradients NaN, so every rank skips).
+    if (group_) r.communicated = group_->all_reduce(grads.data(), grads.size(), recipe_.reduce_options());
     bool stepped = false;
     const std::int64_t iteration = scaler.state().iteration;
     try {
-      if (record_gradient_amax_) {
+      if (r.communicated.found_inf) {
+        // Some rank's gradient (or the reduced sum) was not finite: every gradient here is NaN,
+        // so there is nothing to unscale or to name; every rank records the same skip.
+        scaler.record_found_inf(true);
+      } else if (record_gradient_amax_) {
         scaler.unscale_with_amax(grads, r.gradient_amax);
       } else {
         scaler.unscale(grads);
       }
-      if (recipe_.max_grad_norm > 0) {
+      if (recipe_.max_grad_norm > 0 && !r.communicated.found_inf) {
         clip_options clip;
         clip.gradient_rounding = recipe_.gradient_rounding;
         r.grad_norm = clip_grad_norm(grads, recipe_.max_grad_norm, clip).norm;
@@ -679,9 +713,36 @@ class precision_session {
   std::vector<bool> overridden_;
   bool overrides_applied_ = false;
   std::shared_ptr<const op_precision_list> op_precisions_;  // the recipe's operation rules
+  std::shared_ptr<process_group> group_;                    // data parallelism: the replicas' processes
   std::int64_t retired_overflows_ = 0;
   std::size_t fp8_layers_ = 0;
 };
+
+inline void precision_session::check_replicas() {
+  require_between_steps("check_replicas");
+  compare_replicas();
+}
+
+inline void precision_session::compare_replicas() {
+  if (!group_) return;
+  const std::size_t registered = model_.size(), user = masters_ ? masters_->size() : 0;
+  std::vector<std::uint64_t> prints(registered + user);
+  for (std::size_t i = 0; i < registered; ++i) prints[i] = model_.fingerprint(i);
+  for (std::size_t i = 0; i < user; ++i) {
+    prints[registered + i] =
+        detail::fingerprint_bytes(masters_->master(i), masters_->parameter_size(i) * sizeof(float));
+  }
+  const std::size_t first = group_->first_difference(prints.data(), prints.size());
+  if (first >= prints.size()) return;
+  const std::string what = first < registered ? "parameter '" + model_.at(first).name() + "' (" +
+                                                    std::to_string(first) + " of " + std::to_string(registered) +
+                                                    " registered: its values, master or Kahan compensation)"
+                                              : "masters() array " + std::to_string(first - registered);
+  throw replica_mismatch_error("precision_session::check_replicas: after " + std::to_string(total_.steps) +
+                               " steps the " + std::to_string(group_->size()) + " ranks hold different " + what +
+                               "; every rank must start from the same parameters (or load the same checkpoint), "
+                               "run the same recipe and change the parameters only through the session");
+}
 
 }  // namespace mixprec
 

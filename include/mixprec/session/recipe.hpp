@@ -31,6 +31,7 @@
 #include <limits>
 #include <string>
 
+#include "../scaling/all_reduce_options.hpp"
 #include "../dtype.hpp"
 #include "../rounding.hpp"
 #include "../scaling/fp8/delayed_scaling.hpp"
@@ -108,6 +109,15 @@ struct recipe {
   // parameters' names when training starts.
   precision_overrides overrides;
 
+  // Data parallelism (precision_session::use_process_group, process_group.hpp): the dtype the
+  // gradients travel in between the processes (PyTorch FSDP's reduce_dtype; the sum is taken in
+  // float whatever it is: distributed/all_reduce.hpp), the all-reduce's bucket size, and every how
+  // many steps the replicas' parameters are compared (0: never).  A single process (no group)
+  // has nothing to reduce or compare: the keys then change nothing.
+  dtype reduce_dtype = dtype::float32;
+  std::int64_t bucket_bytes = std::int64_t{25} << 20;
+  std::int64_t weight_check_interval = 0;
+
   // The dtype autocast and the working copies use: fp8 and the block-scaled precisions train
   // their other parts in bf16 (under autocast; the block-scaled recipes leave autocast off).
   dtype working_dtype() const noexcept {
@@ -125,6 +135,15 @@ struct recipe {
         break;
     }
     return dtype::float32;
+  }
+
+  // The gradient all-reduce's options: the mean over the ranks, as DDP takes it.
+  all_reduce_options reduce_options() const noexcept {
+    all_reduce_options o;
+    o.communication = reduce_dtype;
+    o.bucket_bytes = static_cast<std::size_t>(bucket_bytes);
+    o.average = true;
+    return o;
   }
 
   dynamic_scaling dynamic_policy() const {
@@ -349,6 +368,18 @@ inline void validate(const recipe& r) {
   if (r.accumulation_steps < 1 || r.accumulation_steps > recipe_accumulation_limit) {
     recipe_fail("accumulation_steps is " + std::to_string(r.accumulation_steps) + "; allowed: 1 to " +
                 std::to_string(recipe_accumulation_limit));
+  }
+  if (!detail::is_all_reduce_dtype(r.reduce_dtype)) {
+    recipe_fail(std::string("reduce_dtype is ") + to_string(r.reduce_dtype) +
+                "; allowed: fp32, bf16, fp16, e4m3, e5m2");
+  }
+  if (r.bucket_bytes < 4 || static_cast<std::uint64_t>(r.bucket_bytes) > all_reduce_largest_bucket_bytes) {
+    recipe_fail("bucket_bytes is " + std::to_string(r.bucket_bytes) + "; allowed: 4 to " +
+                std::to_string(all_reduce_largest_bucket_bytes) + " (one float to 1 GiB)");
+  }
+  if (r.weight_check_interval < 0) {
+    recipe_fail("weight_check_interval is " + std::to_string(r.weight_check_interval) +
+                "; allowed: an integer >= 0 (0: never)");
   }
   for (std::size_t k = 0; k < r.overrides.rules.size(); ++k) {
     const layer_override& rule = r.overrides.rules[k];

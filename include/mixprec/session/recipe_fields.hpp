@@ -77,6 +77,16 @@ inline enum_names<rounding> names_of(rounding) {
   return names_from(table);
 }
 
+// The communication dtypes of the gradient all-reduce, in the recipe's words.
+inline enum_names<dtype> names_of(dtype) {
+  static constexpr std::pair<const char*, dtype> table[] = {{"fp32", dtype::float32},
+                                                            {"bf16", dtype::bfloat16},
+                                                            {"fp16", dtype::float16},
+                                                            {"e4m3", dtype::float8_e4m3fn},
+                                                            {"e5m2", dtype::float8_e5m2}};
+  return names_from(table);
+}
+
 template <class E>
 std::string enum_allowed(E e) {
   std::string out;
@@ -129,6 +139,9 @@ void visit_recipe_fields(R& r, F&& f) {
   f(field_info{"margin", "an integer in [-100, 6] (13 with fp8_format=e5m2)"}, r.margin);
   f(field_info{"amax_history_len", "an integer in [1, 65536]"}, r.amax_history_len);
   f(field_info{"amax_compute_algo", ""}, r.amax_compute_algo);
+  f(field_info{"reduce_dtype", ""}, r.reduce_dtype);
+  f(field_info{"bucket_bytes", "an integer in [4, 1073741824]"}, r.bucket_bytes);
+  f(field_info{"weight_check_interval", "an integer >= 0 (0: never)"}, r.weight_check_interval);
   f(field_info{"override", "none, or SELECTOR:PRECISION rules separated by commas (overrides.hpp)"}, r.overrides);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../detail/text.hpp"
+#include "../scaling/all_reduce_options.hpp"
 #include "../scaling/nonfinite.hpp"
 
 namespace mixprec {
@@ -31,6 +32,10 @@ struct step_result {
   // own pass (loss_scaler::unscale_with_amax): +inf / NaN for an array that held one.  Empty
   // when off.
   std::vector<float> gradient_amax;
+  // With a process group (precision_session::use_process_group): what the step's gradient
+  // all-reduce did; found_inf there means some rank's gradient or the reduced sum was not finite
+  // (the step is skipped on every rank, with no culprit named here).  Zeros without a group.
+  all_reduce_result communicated;
 };
 
 struct epoch_statistics {

@@ -162,20 +162,30 @@ text_table comparison_table(const std::vector<std::vector<run_result>>& by_recip
   return table;
 }
 
+// One row per step; the last two columns give each layer's percentage (fc1 first, separated by
+// spaces; empty where the run does not measure it): weight gradients flushed (fp16/bf16), output
+// gradients flushed by fp8 quantisation (fp8).
 std::string curves_csv(const std::vector<run_result>& runs) {
-  std::string text = "recipe,step,loss,scale,skipped\n";
+  const auto percents = [](const std::vector<double>& shares) {
+    std::string out;
+    for (const double share : shares) out += (out.empty() ? "" : " ") + format_number(100 * share, 4);
+    return out;
+  };
+  std::string text = "recipe,step,loss,scale,skipped,flushed_percent,fp8_underflow_percent\n";
   for (const run_result& run : runs) {
     for (const step_record& s : run.steps) {
       text += run.r.name() + "," + std::to_string(s.step) + "," + format_number(s.loss, 6) + "," +
-              format_number(s.scale, 8) + "," + (s.skipped ? "1" : "0") + "\n";
+              format_number(s.scale, 8) + "," + (s.skipped ? "1" : "0") + "," + percents(s.layer_flushed) + "," +
+              percents(s.layer_fp8_underflow) + "\n";
     }
   }
   return text;
 }
 
-// Three panels: the loss; the loss scale, each skipped step marked and labelled with the
-// parameter whose gradient was the first inf/NaN; and the share of each layer's weight gradients
-// that fp16/bf16 flushed to zero (the runs that measure it).
+// Up to four panels: the loss; the loss scale, each skipped step marked and labelled with the
+// parameter whose gradient was the first inf/NaN; the share of each layer's weight gradients
+// that fp16/bf16 flushed to zero; and the share of each fp8 layer's output gradient that its e5m2
+// quantisation flushed (the runs that measure them).
 std::string curves_svg(const std::vector<run_result>& runs) {
   line_chart loss{
       "Training loss per step", {"step", axis_scale::linear}, {"cross-entropy", axis_scale::logarithmic}, {}};
@@ -187,12 +197,16 @@ std::string curves_svg(const std::vector<run_result>& runs) {
                      {"step", axis_scale::linear},
                      {"% of the float32 backward's nonzero values", axis_scale::linear},
                      {}};
+  line_chart underflow{"fp8: output gradients (e5m2) flushed to zero by their quantisation, per layer",
+                       {"step", axis_scale::linear},
+                       {"% of dy's nonzero values (TE's underflows%)", axis_scale::linear},
+                       {}};
   std::vector<chart_series> skips;
   for (const run_result& run : runs) {
     chart_series l{run.r.name(), {}, {}}, s{run.r.name(), {}, {}};
     chart_series skipped{"skip " + run.r.name(), {}, {}};
     skipped.points_only = true;
-    std::vector<chart_series> layers;
+    std::vector<chart_series> layers, fp8_layers;
     for (const step_record& step : run.steps) {
       const auto at = static_cast<double>(step.step);
       l.x.push_back(at);
@@ -209,15 +223,23 @@ std::string curves_svg(const std::vector<run_result>& runs) {
         layers[k].x.push_back(at);
         layers[k].y.push_back(100 * step.layer_flushed[k]);
       }
+      for (std::size_t k = 0; k < step.layer_fp8_underflow.size(); ++k) {
+        if (fp8_layers.size() <= k)
+          fp8_layers.push_back({run.r.name() + " fc" + std::to_string(k + 1) + " dy", {}, {}});
+        fp8_layers[k].x.push_back(at);
+        fp8_layers[k].y.push_back(100 * step.layer_fp8_underflow[k]);
+      }
     }
     loss.series.push_back(std::move(l));
     scale.series.push_back(std::move(s));
     if (!skipped.x.empty()) skips.push_back(std::move(skipped));
     for (chart_series& layer : layers) flushed.series.push_back(std::move(layer));
+    for (chart_series& layer : fp8_layers) underflow.series.push_back(std::move(layer));
   }
   for (chart_series& s : skips) scale.series.push_back(std::move(s));
   std::vector<line_chart> panels = {loss, scale};
   if (!flushed.series.empty()) panels.push_back(flushed);
+  if (!underflow.series.empty()) panels.push_back(underflow);
   return svg_figure("train_digits: UCI digits MLP 64-128-128-10", panels);
 }
 

@@ -78,7 +78,8 @@ struct training_options {
   float static_scale = 65536.0f;  // static_scaling's scale
   int growth_interval = 10;       // of dynamic and hysteresis scaling (short runs; PyTorch: 2000)
   bool progress = false;          // a progress line on stderr within each epoch
-  bool measure_flush = true;      // fp16/bf16: count flushed weight gradients (outside the timed part)
+  bool measure_flush = true;      // fp16/bf16: count flushed weight gradients; fp8: the gradients' quantisation
+                                  // underflow (both outside the timed part)
   bool evaluate = true;           // accuracy on both parts after each epoch
   std::int64_t max_steps = 0;     // stop after this many optimizer steps (0: the epochs decide)
   bool drop_last = false;         // skip an epoch's last, smaller batch (benchmarks: one shape)
@@ -144,8 +145,9 @@ struct step_record {
   double loss = 0;
   float scale = 1;  // the scale this step used
   bool skipped = false;
-  std::string culprit = {};                // a skipped step's first non-finite gradient: its parameter
-  std::vector<double> layer_flushed = {};  // per layer, the share of weight gradients flushed (fp16/bf16)
+  std::string culprit = {};                      // a skipped step's first non-finite gradient: its parameter
+  std::vector<double> layer_flushed = {};        // per layer, the share of weight gradients flushed (fp16/bf16)
+  std::vector<double> layer_fp8_underflow = {};  // fp8: per layer, the share of dy its e5m2 quantisation flushed
 };
 
 struct run_result {
@@ -255,6 +257,26 @@ inline matrix batch_of(const mixprec_example::digits_data& part, const std::vect
     labels[i] = part.labels[sample];
   }
   return x;
+}
+
+// fp8 (delayed scaling): the share of each layer's output gradient dy that the backward pass's
+// e5m2 quantisation flushes to zero (Transformer Engine's underflows%: nonzero values whose code
+// is zero), measured by the batch's forward and backward again through a copy of the fp8 state
+// with TE's statistics on: the scales the next step will use, training's histories untouched.
+inline std::vector<double> fp8_gradient_underflow(const mlp& model, const matrix& x, const std::vector<int>& labels,
+                                                  float grad_loss, const ops::fp8_training& fp8,
+                                                  const mixprec::autocast_state& autocast, std::uint32_t step) {
+  ops::fp8_training probe = fp8;
+  for (std::size_t l = 0; l < model.layers(); ++l) probe.backward().collect_statistics(l, 1);
+  const mixprec::dynamic_autocast_scope scope(autocast);
+  const activations a = model.forward(x, precision::fp8, &probe);
+  model.backward(a, x, labels, grad_loss, precision::fp8, &probe, step);
+  std::vector<double> share(model.layers(), 0.0);
+  for (std::size_t l = 0; l < model.layers(); ++l) {
+    const auto& measured = probe.backward().statistics(l);  // empty for a layer taken out of fp8
+    if (measured) share[l] = measured->report.quantization.underflows_percent / 100;
+  }
+  return share;
 }
 
 // The share of `part` the model classifies right (forward in the recipe's precision; an fp8
@@ -409,6 +431,10 @@ inline run_result train(const recipe& r, const mixprec_example::digits_split& da
       step_record record{step, loss, s.scale, s.skipped};
       if (s.skipped) record.culprit = s.parameter.empty() ? "another process" : s.parameter;
       for (const flush_count& c : flush_counts) record.layer_flushed.push_back(c.share());
+      if (o.measure_flush && p == precision::fp8 && o.shards == 1) {  // diagnostics, after the timed step
+        record.layer_fp8_underflow = fp8_gradient_underflow(model, x, labels, amp.get_scale() * shift, amp.fp8(),
+                                                            amp.forward_autocast(), static_cast<std::uint32_t>(step));
+      }
       result.steps.push_back(std::move(record));
       ++trained;
       if (o.save_after > 0 && step + 1 == o.save_after) amp.save(o.checkpoint);

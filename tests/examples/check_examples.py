@@ -305,8 +305,23 @@ def check_train_digits(binary, scratch):
           f"bf16 flushes next to no gradient, under 0.01% (got {bf16_flushed})")
     with open(paths["csv"]) as f:
         steps = list(csv.DictReader(f))
-    check(steps and list(steps[0].keys()) == ["recipe", "step", "loss", "scale", "skipped"],
-          f"the CSV has columns recipe, step, loss, scale, skipped (got {steps[0].keys() if steps else None})")
+    columns = ["recipe", "step", "loss", "scale", "skipped", "flushed_percent", "fp8_underflow_percent"]
+    check(steps and list(steps[0].keys()) == columns,
+          f"the CSV has columns {', '.join(columns)} (got {steps[0].keys() if steps else None})")
+    # Issue 18 item 4: each fp8 layer's output-gradient underflow per step, and only fp8's.
+    for s in steps:
+        underflow = s["fp8_underflow_percent"].split()
+        if s["recipe"] == "fp8/none":
+            check(len(underflow) == 3 and all(0 <= float(u) <= 100 for u in underflow),
+                  f"fp8 step {s['step']} has three layers' underflow percentages (got {underflow})")
+        else:
+            check(not underflow, f"{s['recipe']} step {s['step']} measures no fp8 underflow (got {underflow})")
+        flushed = s["flushed_percent"].split()
+        check(len(flushed) == (3 if s["recipe"].split("/")[0] in ("fp16", "bf16") else 0),
+              f"{s['recipe']} step {s['step']}: flushed percentages for fp16/bf16 only (got {flushed})")
+    fp8_underflow = [sum(float(u) for u in s["fp8_underflow_percent"].split()) for s in steps if s["recipe"] == "fp8/none"]
+    check(fp8_underflow and max(fp8_underflow) > 0,
+          "some fp8 step flushes some of a layer's output gradient in e5m2 (the chart shows something)")
     check(len({s["recipe"] for s in steps}) == COMPARED_RECIPES, "the CSV has every recipe's curve")
     svg = ElementTree.parse(paths["svg"]).getroot()
     check(svg.tag.endswith("svg"), "the SVG parses as an SVG document")
@@ -319,6 +334,9 @@ def check_train_digits(binary, scratch):
               "the SVG marks skipped steps with the parameter whose gradient overflowed first")
     check("Weight gradients flushed to zero, per layer" in svg_text and "fp16/none fc1" in svg_text
           and "bf16/none fc3" in svg_text, "the SVG has a panel of each layer's flushed gradients")
+    check("fp8: output gradients (e5m2) flushed to zero by their quantisation, per layer" in svg_text and
+          "fp8/none fc1 dy" in svg_text and "fp8/none fc3 dy" in svg_text,
+          "the SVG has a panel of each fp8 layer's output-gradient underflow")
     # A run that skips steps (a smaller shift makes the dynamic scale overflow within 8 epochs):
     # each skip marked in the chart with the parameter whose gradient overflowed first.
     skip_svg, skip_csv = os.path.join(scratch, "skips.svg"), os.path.join(scratch, "skips.csv")

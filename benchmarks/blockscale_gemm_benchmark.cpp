@@ -13,30 +13,11 @@
 
 #include "../tests/blockscale/block_gemm_reference.hpp"
 #include "benchmark_support.hpp"
+#include "square_gemm.hpp"
 
 namespace {
 
 using namespace mixprec;
-
-void report(benchmark::State& state) {
-  const double n = static_cast<double>(state.range(0));
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2 * n * n * n * static_cast<double>(state.iterations()) * 1e-9, benchmark::Counter::kIsRate);
-}
-
-template <class T>
-void gemm_on(benchmark::State& state) {
-  const std::size_t n = elements(state);
-  std::vector<T> a(n * n), b(n * n);
-  convert_n(gaussian_input(n * n).data(), n * n, a.data());
-  convert_n(gaussian_input(n * n).data(), n * n, b.data());
-  std::vector<float> c(n * n);
-  for (auto _ : state) {
-    gemm(transpose::no, transpose::yes, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-    benchmark::DoNotOptimize(c.data());
-  }
-  report(state);
-}
 
 template <bool Reference>
 void fp8_block_gemm_on(benchmark::State& state) {
@@ -54,7 +35,7 @@ void fp8_block_gemm_on(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(c.data());
   }
-  report(state);
+  report_square_gemm(state);
 }
 
 template <bool Reference>
@@ -75,12 +56,12 @@ void nvfp4_gemm_on(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(c.data());
   }
-  report(state);
+  report_square_gemm(state);
 }
 
 #define SIZES ->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)
-BENCHMARK_TEMPLATE(gemm_on, float) SIZES;
-BENCHMARK_TEMPLATE(gemm_on, bfloat16) SIZES;
+BENCHMARK_TEMPLATE(square_gemm_on, float, transpose::yes) SIZES;
+BENCHMARK_TEMPLATE(square_gemm_on, bfloat16, transpose::yes) SIZES;
 BENCHMARK_TEMPLATE(fp8_block_gemm_on, false) SIZES;
 BENCHMARK_TEMPLATE(nvfp4_gemm_on, false) SIZES;
 // The scalar loops: about 4 GFLOP/s, so not at 2048 (7 s an iteration).

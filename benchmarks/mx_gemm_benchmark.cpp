@@ -10,30 +10,11 @@
 #include <vector>
 
 #include "benchmark_support.hpp"
+#include "square_gemm.hpp"
 
 namespace {
 
 using namespace mixprec;
-
-void report(benchmark::State& state) {
-  const double n = static_cast<double>(state.range(0));
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(2 * n * n * n * static_cast<double>(state.iterations()) * 1e-9, benchmark::Counter::kIsRate);
-}
-
-template <class T>
-void gemm_on(benchmark::State& state) {
-  const std::size_t n = elements(state);
-  std::vector<T> a(n * n), b(n * n);
-  convert_n(gaussian_input(n * n).data(), n * n, a.data());
-  convert_n(gaussian_input(n * n).data(), n * n, b.data());
-  std::vector<float> c(n * n);
-  for (auto _ : state) {
-    gemm(n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-    benchmark::DoNotOptimize(c.data());
-  }
-  report(state);
-}
 
 template <class T>
 void mx_gemm_on(benchmark::State& state) {
@@ -45,13 +26,13 @@ void mx_gemm_on(benchmark::State& state) {
     mx_gemm(1.0f, a, b, 0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
-  report(state);
+  report_square_gemm(state);
 }
 
 #define SIZES ->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)
-BENCHMARK_TEMPLATE(gemm_on, float) SIZES;
-BENCHMARK_TEMPLATE(gemm_on, bfloat16) SIZES;
-BENCHMARK_TEMPLATE(gemm_on, float8_e4m3fn) SIZES;
+BENCHMARK_TEMPLATE(square_gemm_on, float) SIZES;
+BENCHMARK_TEMPLATE(square_gemm_on, bfloat16) SIZES;
+BENCHMARK_TEMPLATE(square_gemm_on, float8_e4m3fn) SIZES;
 BENCHMARK_TEMPLATE(mx_gemm_on, float8_e4m3fn) SIZES;
 BENCHMARK_TEMPLATE(mx_gemm_on, float6_e2m3fn) SIZES;
 BENCHMARK_TEMPLATE(mx_gemm_on, float4_e2m1fn) SIZES;

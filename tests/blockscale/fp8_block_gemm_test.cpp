@@ -15,6 +15,7 @@
 
 #include "block_gemm_reference.hpp"
 #include "float_bits.hpp"
+#include "gemm_paths.hpp"
 #include "random_floats.hpp"
 
 namespace {
@@ -25,15 +26,6 @@ using namespace mixprec::blockscale;
 double gamma(double n) {
   const double u = std::ldexp(1.0, -24);
   return n * u / (1.0 - n * u);
-}
-
-std::vector<gemm_path> supported_gemm_paths() {
-  std::vector<gemm_path> paths;
-  for (gemm_path p : {gemm_path::portable, gemm_path::avx2, gemm_path::avx512, gemm_path::avx512_bf16,
-                      gemm_path::amx_bf16, gemm_path::amx_bf16_emulated}) {
-    if (gemm_path_supported(p)) paths.push_back(p);
-  }
-  return paths;
 }
 
 // accumulator += tl.dot(a, b) * a_s[:, None] * b_s[None, :], chunk by chunk, one element of C, with

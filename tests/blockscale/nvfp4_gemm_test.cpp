@@ -17,6 +17,7 @@
 
 #include "block_gemm_reference.hpp"
 #include "float_bits.hpp"
+#include "gemm_paths.hpp"
 
 namespace {
 
@@ -114,16 +115,6 @@ TEST_CASE("nvfp4_gemm sums in the header's order: exact block sums, float accumu
       CHECK(c[i * N + j] == head + tail);
     }
   }
-}
-
-std::vector<mixprec::gemm_path> supported_gemm_paths() {
-  std::vector<mixprec::gemm_path> paths;
-  for (mixprec::gemm_path p :
-       {mixprec::gemm_path::portable, mixprec::gemm_path::avx2, mixprec::gemm_path::avx512,
-        mixprec::gemm_path::avx512_bf16, mixprec::gemm_path::amx_bf16, mixprec::gemm_path::amx_bf16_emulated}) {
-    if (mixprec::gemm_path_supported(p)) paths.push_back(p);
-  }
-  return paths;
 }
 
 // C from nvfp4_gemm and from the reference loop on the same operands and the same C0, bit for bit.

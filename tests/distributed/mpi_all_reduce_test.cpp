@@ -215,10 +215,7 @@ void bad_input_throws_on_every_rank() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  try {
+  return run_under_mpi(argc, argv, "mpi_all_reduce_test", [] {
     std::uint64_t seed = 1;
     for (dtype d : {dtype::float32, dtype::bfloat16, dtype::float16, dtype::float8_e4m3fn, dtype::float8_e5m2}) {
       for (bool average : {true, false}) {
@@ -231,11 +228,5 @@ int main(int argc, char** argv) {
     non_finite_on_one_rank_is_found_everywhere();
     nothing_to_reduce();
     bad_input_throws_on_every_rank();
-  } catch (const std::exception& e) {
-    expect(false, std::string("unexpected exception: ") + e.what());
-  }
-  const int total = total_failures();
-  if (rank == 0) std::printf("mpi_all_reduce_test: %d ranks, %d failures\n", world, total);
-  MPI_Finalize();
-  return total == 0 ? 0 : 1;
+  });
 }

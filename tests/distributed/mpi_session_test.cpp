@@ -18,6 +18,7 @@
 #include <mixprec/distributed/mpi_process_group.hpp>
 #include <mixprec/session/session.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -176,21 +177,12 @@ void different_registrations_throw_everywhere() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  try {
+  return run_under_mpi(argc, argv, "mpi_session_test", [] {
     float32_matches_the_single_process_sum();
     low_precision_replicas_stay_identical("bf16");
     low_precision_replicas_stay_identical("e4m3");
     an_overflow_on_one_rank_skips_everywhere();
     a_changed_parameter_is_named_on_every_rank();
     different_registrations_throw_everywhere();
-  } catch (const std::exception& e) {
-    expect(false, std::string("unexpected exception: ") + e.what());
-  }
-  const int total = total_failures();
-  if (rank == 0) std::printf("mpi_session_test: %d ranks, %d failures\n", world, total);
-  MPI_Finalize();
-  return total == 0 ? 0 : 1;
+  });
 }

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "gemm_paths.hpp"
 #include "gemm_reference.hpp"
 
 namespace gemm_test {
@@ -231,17 +232,6 @@ check_result run_and_check(const operands<TA, TB>& x) {
     }
   }
   return r;
-}
-
-// The paths this machine can run (automatic left out).
-inline std::vector<mixprec::gemm_path> supported_paths() {
-  std::vector<mixprec::gemm_path> paths;
-  for (mixprec::gemm_path p :
-       {mixprec::gemm_path::portable, mixprec::gemm_path::avx2, mixprec::gemm_path::avx512,
-        mixprec::gemm_path::avx512_bf16, mixprec::gemm_path::amx_bf16, mixprec::gemm_path::amx_bf16_emulated}) {
-    if (mixprec::gemm_path_supported(p)) paths.push_back(p);
-  }
-  return paths;
 }
 
 }  // namespace gemm_test

@@ -66,7 +66,7 @@ TEST_CASE("the contract's example: 2 x 2 bf16 product", "[gemm]") {
 TEST_CASE("issue 5: 8 x 4096 by 4096 x 8 bf16 ones sums to exactly 4096 on every path", "[gemm]") {
   // Eigen's bfloat16 product rounds every partial sum to bf16 and stops at 256 + ... = 1536.
   const std::vector<bfloat16> A(8 * 4096, bfloat16(1.f)), B(4096 * 8, bfloat16(1.f));
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     std::vector<float> C(64, -1.f);
     gemm_options options;
     options.path = path;
@@ -77,7 +77,7 @@ TEST_CASE("issue 5: 8 x 4096 by 4096 x 8 bf16 ones sums to exactly 4096 on every
 }
 
 TEST_CASE("every path sums every type pair in its order, within the bound", "[gemm]") {
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     for (const auto& shape : small_shapes) {
       for_each_main_type([&](auto a) {
         for_each_main_type([&](auto b) {
@@ -98,7 +98,7 @@ TEST_CASE("exotic formats take the path their traits allow", "[gemm]") {
                 "fp6 and fnuz fp8 values are bf16 values");
   static_assert(detail::exact_in_bfloat16<float8_e8m0fnu>() && !detail::exact_in_bfloat16<float16_e6m9>(),
                 "e8m0 is (2^-127 is a bf16 subnormal); 10 significant bits are not");
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     case_spec spec;
     spec.M = 29, spec.N = 45, spec.K = 67, spec.path = path, spec.kind = values::wide_range;
     require_exact_and_bounded<float6_e2m3fn, float8_e4m3fnuz>(spec);
@@ -110,7 +110,7 @@ TEST_CASE("exotic formats take the path their traits allow", "[gemm]") {
 }
 
 TEST_CASE("transposed operands, every combination, on every path", "[gemm]") {
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     for (transpose ta : {transpose::no, transpose::yes}) {
       for (transpose tb : {transpose::no, transpose::yes}) {
         case_spec spec;
@@ -147,7 +147,7 @@ TEST_CASE("alpha, beta and the per-tensor scales", "[gemm]") {
 
 TEST_CASE("sums continued over K blocks, with C kept apart for beta", "[gemm]") {
   // K beyond every kc (256 and 512), beta != 0: the running sums live in a separate buffer.
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     for (float beta : {0.f, 0.75f}) {
       case_spec spec;
       spec.M = 27, spec.N = 40, spec.K = 1100, spec.beta = beta, spec.path = path;
@@ -159,7 +159,7 @@ TEST_CASE("sums continued over K blocks, with C kept apart for beta", "[gemm]") 
 }
 
 TEST_CASE("large-range and cancelling values stay within the bound", "[gemm]") {
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     for (values kind : {values::gaussian, values::wide_range, values::cancelling}) {
       case_spec spec;
       spec.M = 19, spec.N = 37, spec.K = 301, spec.kind = kind, spec.path = path;
@@ -173,7 +173,7 @@ TEST_CASE("large-range and cancelling values stay within the bound", "[gemm]") {
 TEST_CASE("bf16 subnormals and tiny products are never flushed", "[gemm]") {
   // vdpbf16ps and TDPBF16PS flush subnormal inputs and subnormal sums; the kernels must send
   // such tiles to the exact float kernels, which sum in the same order.
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     case_spec spec;
     spec.M = 50, spec.N = 70, spec.K = 130, spec.kind = values::tiny, spec.path = path;
     require_exact_and_bounded<bfloat16, bfloat16>(spec);
@@ -182,7 +182,7 @@ TEST_CASE("bf16 subnormals and tiny products are never flushed", "[gemm]") {
   }
   // A bf16 subnormal (2^-130) times 2^10: the exact product 2^-120 is a normal float.
   const std::vector<bfloat16> A(3 * 64, bfloat16::from_bits(0x0008)), B(64 * 5, bfloat16(1024.f));
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     std::vector<float> C(15);
     gemm_options options;
     options.path = path;
@@ -206,7 +206,7 @@ TEST_CASE("running sums too small for the bf16 instructions are continued exactl
     for (std::size_t j = 0; j < N; ++j) B[k * N + j] = k < 512 ? bfloat16(std::ldexp(1.f, -70)) : bfloat16(1.f);
   }
   A[K - 1] = bfloat16(std::ldexp(1.f, -110));  // row 0 also gets 2^-110 * 1 at the very end
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     std::vector<float> C(M * N);
     gemm_options options;
     options.path = path;
@@ -220,7 +220,7 @@ TEST_CASE("running sums too small for the bf16 instructions are continued exactl
 }
 
 TEST_CASE("inf and NaN inputs and overflowing products give the same-order sum's inf or NaN", "[gemm]") {
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     case_spec spec;
     spec.M = 17, spec.N = 40, spec.K = 45, spec.path = path;
     operands<bfloat16, float8_e5m2> x(spec);
@@ -237,7 +237,7 @@ TEST_CASE("inf and NaN inputs and overflowing products give the same-order sum's
 
 TEST_CASE("the thread count does not change a bit", "[gemm][threads]") {
   const std::size_t shapes[][3] = {{203, 67, 300}, {37, 290, 520}};  // split by rows, by columns
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     for (const auto& shape : shapes) {
       case_spec spec;
       spec.M = shape[0], spec.N = shape[1], spec.K = shape[2], spec.path = path, spec.beta = 0.5f;
@@ -263,7 +263,7 @@ TEST_CASE("the thread count does not change a bit", "[gemm][threads]") {
 }
 
 TEST_CASE("a column-major caller swaps the operands and gets the row-major bits", "[gemm]") {
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     case_spec spec;
     spec.M = 23, spec.N = 51, spec.K = 90, spec.path = path, spec.trans_b = transpose::yes;
     spec.scale_a = 0.5f, spec.scale_b = 3.f, spec.beta = 1.f;
@@ -294,7 +294,7 @@ TEST_CASE("a column-major caller swaps the operands and gets the row-major bits"
 TEST_CASE("BLAS conventions: beta == 0 does not read C, alpha == 0 or K == 0 does not read A or B", "[gemm]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float8_e5m2> A(6 * 4, float8_e5m2(2.f)), B(4 * 5, float8_e5m2(0.5f));
-  for (gemm_path path : gemm_test::supported_paths()) {
+  for (gemm_path path : supported_gemm_paths()) {
     gemm_options options;
     options.path = path;
     std::vector<float> C(30, nan);
@@ -388,7 +388,7 @@ TEST_CASE("exhaustive: sizes 1-300 in every dimension, every pair, path, transpo
           "[.exhaustive][gemm]") {
   std::mt19937 rng(2024);
   std::uniform_int_distribution<std::size_t> size(1, 300);
-  const std::vector<gemm_path> paths = gemm_test::supported_paths();
+  const std::vector<gemm_path> paths = supported_gemm_paths();
   const float alphas[] = {1.f, -1.f, 0.5f, 1.7f}, betas[] = {0.f, 1.f, -0.5f, 0.3f};
   std::size_t cases = 0, elements = 0;
   double worst = 0.0;

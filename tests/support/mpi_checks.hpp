@@ -26,6 +26,24 @@ inline int total_failures() {
   return total;
 }
 
+// main() of a test run under mpirun: MPI_Init, the checks (an exception escaping them counts as
+// a failure), the failures summed over the ranks and reported by rank 0 as "<name>: <ranks>
+// ranks, <failures> failures", MPI_Finalize; 0 when no rank failed, else 1.
+inline int run_under_mpi(int argc, char** argv, const char* name, const std::function<void()>& checks) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  try {
+    checks();
+  } catch (const std::exception& e) {
+    expect(false, std::string("unexpected exception: ") + e.what());
+  }
+  const int total = total_failures();
+  if (rank == 0) std::printf("%s: %d ranks, %d failures\n", name, world, total);
+  MPI_Finalize();
+  return total == 0 ? 0 : 1;
+}
+
 // Whether f throws Exception with `fragment` in its message (anything else is printed).
 template <class Exception>
 bool throws_with(const std::string& fragment, const std::function<void()>& f) {

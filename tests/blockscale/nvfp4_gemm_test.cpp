@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "block_gemm_reference.hpp"
@@ -41,6 +42,20 @@ double exact_value(const nvfp4_matrix& m, std::size_t r, std::size_t c) {
   return q * s * static_cast<double>(m.decode_scale());
 }
 
+// A (M × K, its row-wise copy) and B (K × N, its column-wise 16 × 16 copy) quantised from random
+// matrices drawn with seeds `seed` and seed + 1, as a linear layer's forward takes them.
+std::pair<nvfp4_tensor, nvfp4_tensor> random_operands(std::size_t M, std::size_t N, std::size_t K, nvfp4_rule rule,
+                                                      unsigned seed) {
+  const std::vector<float> a = random_matrix(M, K, seed), b = random_matrix(K, N, seed + 1);
+  nvfp4_options o;
+  o.rule = rule;
+  nvfp4_tensor qa = nvfp4_quantize(a.data(), M, K, K, o);
+  o.rowwise = false;
+  o.columnwise = true;
+  o.tile = nvfp4_tile::square_16;
+  return {std::move(qa), nvfp4_quantize(b.data(), K, N, N, o)};
+}
+
 TEST_CASE("nvfp4_gemm is within its bound of the double product of the dequantised operands", "[nvfp4][gemm]") {
   struct shape {
     std::size_t M, N, K;
@@ -48,14 +63,7 @@ TEST_CASE("nvfp4_gemm is within its bound of the double product of the dequantis
   for (const shape s : {shape{33, 50, 47}, shape{1, 1, 16}, shape{7, 5, 1}, shape{16, 16, 256}, shape{9, 13, 100}}) {
     for (const nvfp4_rule rule : {nvfp4_rule::transformer_engine, nvfp4_rule::torchao}) {
       for (const float beta : {0.0f, 0.75f}) {
-        const std::vector<float> a = random_matrix(s.M, s.K, 1), b = random_matrix(s.K, s.N, 2);
-        nvfp4_options o;
-        o.rule = rule;
-        const nvfp4_tensor qa = nvfp4_quantize(a.data(), s.M, s.K, s.K, o);
-        o.rowwise = false;
-        o.columnwise = true;
-        o.tile = nvfp4_tile::square_16;
-        const nvfp4_tensor qb = nvfp4_quantize(b.data(), s.K, s.N, s.N, o);
+        const auto [qa, qb] = random_operands(s.M, s.N, s.K, rule, 1);
         const std::vector<float> c0 = random_matrix(s.M, s.N, 3);
         std::vector<float> c = c0;
         const float alpha = 1.5f;
@@ -141,14 +149,7 @@ TEST_CASE("nvfp4_gemm equals the scalar reference bit for bit on every gemm path
     mixprec::force_gemm_path(path);
     for (const shape s : shapes) {
       for (const nvfp4_rule rule : {nvfp4_rule::transformer_engine, nvfp4_rule::torchao}) {
-        const std::vector<float> a = random_matrix(s.M, s.K, 6), b = random_matrix(s.K, s.N, 7);
-        nvfp4_options o;
-        o.rule = rule;
-        const nvfp4_tensor qa = nvfp4_quantize(a.data(), s.M, s.K, s.K, o);
-        o.rowwise = false;
-        o.columnwise = true;
-        o.tile = nvfp4_tile::square_16;
-        const nvfp4_tensor qb = nvfp4_quantize(b.data(), s.K, s.N, s.N, o);
+        const auto [qa, qb] = random_operands(s.M, s.N, s.K, rule, 6);
         const std::size_t ldc = s.N + 3;
         const std::vector<float> c0 = random_matrix(s.M, ldc, 8);
         for (const float alpha : {1.0f, -0.3f}) {

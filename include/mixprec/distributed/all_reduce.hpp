@@ -38,6 +38,7 @@
 #include "../bulk/quantize.hpp"
 #include "../dtype.hpp"
 #include "../errors.hpp"
+#include "../scaling/errors.hpp"
 #include "../scaling/fp8/scale_rules.hpp"
 #include "../scaling/unscale.hpp"
 #include "../types.hpp"
@@ -146,6 +147,44 @@ inline std::size_t all_reduce_total(const gradient_view* arrays, std::size_t cou
     total += arrays[a].size();
   }
   return total;
+}
+
+// The words every rank contributes to the agreement before an exchange (MPI_MAX / ncclMax over
+// them and their complements gives each word's maximum and minimum in one collective): whether
+// this rank rejected its arguments, the total length, bucket_bytes, the dtype and averaging.
+constexpr int all_reduce_agreed_words = 5;
+
+inline void all_reduce_agreement_words(bool rejected, std::size_t total, const all_reduce_options& options,
+                                       std::uint64_t (&words)[2 * all_reduce_agreed_words]) noexcept {
+  const std::uint64_t mine[all_reduce_agreed_words] = {
+      rejected ? 1u : 0u, static_cast<std::uint64_t>(total), static_cast<std::uint64_t>(options.bucket_bytes),
+      static_cast<std::uint64_t>(options.communication), options.average ? 1u : 0u};
+  for (int i = 0; i < all_reduce_agreed_words; ++i) {
+    words[i] = mine[i];
+    words[all_reduce_agreed_words + i] = ~mine[i];
+  }
+}
+
+// Checks the agreed maxima (of the words and of their complements) on a rank whose own arguments
+// were accepted: another rank's rejection, different totals, different options.
+inline void check_all_reduce_agreement(const std::uint64_t (&global)[2 * all_reduce_agreed_words], const char* what) {
+  constexpr int n = all_reduce_agreed_words;
+  if (global[0] != 0) {
+    throw agreement_error(std::string(what) + ": another rank rejected its arguments (its exception says why)");
+  }
+  const std::uint64_t most = global[1], least = ~global[n + 1];
+  if (most != least) {
+    throw invalid_argument(std::string(what) + ": the ranks' gradient arrays hold between " + std::to_string(least) +
+                           " and " + std::to_string(most) +
+                           " elements in total; every rank must pass arrays of the same lengths");
+  }
+  for (int i = 2; i < n; ++i) {
+    if (global[i] != ~global[n + i]) {
+      throw invalid_argument(std::string(what) +
+                             ": the ranks passed different options (communication dtype, bucket_bytes or average); "
+                             "every rank must pass the same");
+    }
+  }
 }
 
 // Walks the concatenation of the arrays: each call of for_each visits the pieces of elements

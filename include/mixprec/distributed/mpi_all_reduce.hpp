@@ -37,34 +37,13 @@ namespace mixprec {
 
 namespace detail {
 
-constexpr int all_reduce_agreed_words = 5;  // rejected, total, bucket_bytes, dtype, average
-
 inline void all_reduce_agree(bool rejected, std::size_t total, const all_reduce_options& options, MPI_Comm comm) {
   const char* what = "all_reduce_gradients";
-  std::uint64_t local[2 * all_reduce_agreed_words] = {
-      rejected ? 1u : 0u, static_cast<std::uint64_t>(total), static_cast<std::uint64_t>(options.bucket_bytes),
-      static_cast<std::uint64_t>(options.communication), options.average ? 1u : 0u};
-  std::uint64_t global[2 * all_reduce_agreed_words];
-  for (int i = 0; i < all_reduce_agreed_words; ++i) local[all_reduce_agreed_words + i] = ~local[i];
-  mpi_check(MPI_Allreduce(local, global, 2 * all_reduce_agreed_words, MPI_UINT64_T, MPI_MAX, comm),
+  std::uint64_t words[2 * all_reduce_agreed_words];
+  all_reduce_agreement_words(rejected, total, options, words);
+  mpi_check(MPI_Allreduce(MPI_IN_PLACE, words, 2 * all_reduce_agreed_words, MPI_UINT64_T, MPI_MAX, comm),
             "MPI_Allreduce(MPI_MAX)", what);
-  if (rejected) return;  // the caller rethrows its own error
-  if (global[0] != 0) {
-    throw agreement_error("all_reduce_gradients: another rank rejected its arguments (its exception says why)");
-  }
-  const std::uint64_t most = global[1], least = ~global[all_reduce_agreed_words + 1];
-  if (most != least) {
-    throw invalid_argument("all_reduce_gradients: the ranks' gradient arrays hold between " + std::to_string(least) +
-                           " and " + std::to_string(most) +
-                           " elements in total; every rank must pass arrays of the same lengths");
-  }
-  for (int i = 2; i < all_reduce_agreed_words; ++i) {
-    if (global[i] != ~global[all_reduce_agreed_words + i]) {
-      throw invalid_argument(
-          "all_reduce_gradients: the ranks passed different options (communication dtype, bucket_bytes or "
-          "average); every rank must pass the same");
-    }
-  }
+  if (!rejected) check_all_reduce_agreement(words, what);  // a rejecting rank rethrows its own error
 }
 
 }  // namespace detail

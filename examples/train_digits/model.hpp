@@ -24,6 +24,8 @@
 //                      stochastically (a stream per layer and step under the run's seed)
 //   fp8_rowwise        ops::torchao_fp8_linear: torchao's ROWWISE recipe (e4m3 operands scaled per
 //                      row or column along each GEMM's K, power-of-two scales)
+//   mxfp4              ops::mx_linear with e2m1 elements for every operand (OCP MX blocks of 32,
+//                      rounding to nearest)
 #pragma once
 
 #include <mixprec/mixprec.hpp>
@@ -45,7 +47,7 @@ using mixprec::dtype;
 using mixprec::matrix;
 using mixprec::parameter;
 
-enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise };
+enum class precision { fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4 };
 
 struct layer_sizes {
   std::size_t input = 64, hidden = 128, hidden_layers = 2, classes = 10;
@@ -104,6 +106,8 @@ class mlp {
         return ops::fp8_linear(x, weights_[l], biases_[l], *fp8, l);
       case precision::mxfp8:
         return ops::mx_linear<mixprec::float8_e4m3fn>(x, weights_[l], biases_[l]);
+      case precision::mxfp4:
+        return ops::mx_linear<mixprec::float4_e2m1fn>(x, weights_[l], biases_[l]);
       case precision::fp8_block:
         return ops::fp8_block_linear(x, weights_[l], biases_[l]);
       case precision::nvfp4:
@@ -123,6 +127,8 @@ class mlp {
         return ops::fp8_linear_backward(dy, x, weights_[l], biases_[l], *fp8, l);
       case precision::mxfp8:
         return ops::mx_linear_backward<mixprec::float8_e5m2, mixprec::float8_e4m3fn>(dy, x, weights_[l], biases_[l]);
+      case precision::mxfp4:
+        return ops::mx_linear_backward<mixprec::float4_e2m1fn, mixprec::float4_e2m1fn>(dy, x, weights_[l], biases_[l]);
       case precision::fp8_block:
         return ops::fp8_block_linear_backward(dy, x, weights_[l], biases_[l]);
       case precision::fp8_rowwise:

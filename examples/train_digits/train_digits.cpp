@@ -56,12 +56,12 @@ const recipe compared_recipes[] = {
     {precision::fp32, scaling::none},    {precision::fp16, scaling::none},        {precision::fp16, scaling::fixed},
     {precision::fp16, scaling::dynamic}, {precision::fp16, scaling::hysteresis},  {precision::bf16, scaling::none},
     {precision::fp8, scaling::none},     {precision::mxfp8, scaling::none},       {precision::fp8_block, scaling::none},
-    {precision::nvfp4, scaling::none},   {precision::fp8_rowwise, scaling::none},
+    {precision::nvfp4, scaling::none},   {precision::fp8_rowwise, scaling::none}, {precision::mxfp4, scaling::none},
 };
 
 precision parse_precision(const std::string& name) {
   for (precision p : {precision::fp32, precision::fp16, precision::bf16, precision::fp8, precision::mxfp8,
-                      precision::fp8_block, precision::nvfp4, precision::fp8_rowwise}) {
+                      precision::fp8_block, precision::nvfp4, precision::fp8_rowwise, precision::mxfp4}) {
     if (name == to_string(p)) return p;
   }
   throw usage_error("unknown precision '" + name + "'");
@@ -303,7 +303,7 @@ int run(int argc, char** argv) {
                        "Trains an MLP on the UCI digits in fp32, fp16, bf16, fp8, MXFP8, fp8 blocks, NVFP4 or row-wise "
                        "fp8, with or without loss "
                        "scaling (mixprec operations on a precision_session).");
-  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"},
+  options.choice("--precision", {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"},
                  "the recipe's precision (fp32)", precision_name);
   options.choice("--scaling", {"none", "static", "dynamic", "hysteresis"},
                  "loss scaling (dynamic for fp16, none otherwise)", scaling_name);

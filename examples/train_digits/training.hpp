@@ -41,6 +41,8 @@ inline const char* to_string(precision p) {
       return "nvfp4";
     case precision::fp8_rowwise:
       return "fp8_rowwise";
+    case precision::mxfp4:
+      return "mxfp4";
   }
   return "?";
 }
@@ -169,11 +171,11 @@ struct run_result {
 };
 
 // The session recipe of a train_digits recipe: mixprec's named recipe of that precision, with the
-// scaling asked for.  MXFP8, fp8_block, NVFP4 and fp8_rowwise are the session's block-scaled
+// scaling asked for.  MXFP8, fp8_block, NVFP4, fp8_rowwise and MXFP4 are the session's block-scaled
 // recipes: their linear layers in blocks (ops::mx_linear, fp8_block_linear, nvfp4_linear,
-// torchao_fp8_linear, as session_linear runs them), everything else in float32 (no autocast, no loss scaling), the
-// run's seed keying NVFP4's stochastic rounding.  fp16 without scaling is the experiment that shows the underflow, so
-// it turns the recipe's safety check off.
+// torchao_fp8_linear, mx_linear, as session_linear runs them), everything else in float32 (no autocast, no loss
+// scaling), the run's seed keying NVFP4's stochastic rounding.  fp16 without scaling is the experiment that shows the
+// underflow, so it turns the recipe's safety check off.
 inline mixprec::recipe session_recipe(const recipe& r, const training_options& o) {
   mixprec::recipe s = r.p == precision::fp16          ? mixprec::recipes::fp16()
                       : r.p == precision::bf16        ? mixprec::recipes::bf16()
@@ -182,6 +184,7 @@ inline mixprec::recipe session_recipe(const recipe& r, const training_options& o
                       : r.p == precision::fp8_block   ? mixprec::recipes::fp8_block()
                       : r.p == precision::nvfp4       ? mixprec::recipes::nvfp4()
                       : r.p == precision::fp8_rowwise ? mixprec::recipes::fp8_rowwise()
+                      : r.p == precision::mxfp4       ? mixprec::recipes::mxfp4()
                                                       : mixprec::recipes::fp32();
   s.name = r.name();
   s.reduce_dtype = o.reduce_dtype;

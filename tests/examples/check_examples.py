@@ -22,8 +22,8 @@ failures = []
 
 
 # The recipes train_digits --compare runs: fp32, fp16 with each of four scalings, bf16, fp8
-# (delayed scaling), MXFP8, fp8 blocks, NVFP4 and torchao's row-wise fp8.
-COMPARED_RECIPES = 11
+# (delayed scaling), MXFP8, fp8 blocks, NVFP4, torchao's row-wise fp8 and MXFP4.
+COMPARED_RECIPES = 12
 
 def check(condition, what):
     if not condition:
@@ -286,10 +286,13 @@ def check_train_digits(binary, scratch):
                   f"min <= mean <= max test accuracy ({row})")
     runs = {(r["precision"], r["scaling"]): r for r in rows}
     fp32 = runs[("fp32", "none")]["test_accuracy"]
+    # MXFP4 (e2m1 everywhere, rounding to nearest) converges more slowly: 1.3 points below fp32 after
+    # these 8 epochs, 0.3 below after the README's 20; it gets 2 points here.
     for recipe in [("fp16", "dynamic"), ("bf16", "none"), ("fp8", "none"), ("mxfp8", "none"), ("fp8_block", "none"),
-                   ("nvfp4", "none"), ("fp8_rowwise", "none")]:
-        accuracy = runs[recipe]["test_accuracy"]
-        check(accuracy >= fp32 - 1.0, f"{'/'.join(recipe)} reaches within 1 point of fp32's {fp32}% (got {accuracy}%)")
+                   ("nvfp4", "none"), ("fp8_rowwise", "none"), ("mxfp4", "none")]:
+        accuracy, allowed = runs[recipe]["test_accuracy"], 2.0 if recipe[0] == "mxfp4" else 1.0
+        check(accuracy >= fp32 - allowed,
+              f"{'/'.join(recipe)} reaches within {allowed:g} points of fp32's {fp32}% (got {accuracy}%)")
     unscaled = runs[("fp16", "none")]
     check(unscaled["test_accuracy"] <= fp32 - 3.0,
           f"fp16 without loss scaling is measurably worse than fp32's {fp32}% (got {unscaled['test_accuracy']}%)")
@@ -351,7 +354,7 @@ def check_train_digits(binary, scratch):
           f"every skipped step ({skips}) is marked with its culprit parameter in the SVG ({len(marks)} marks)")
     # --benchmark: a few timed steps of a small model in every precision, as JSON (no timing is
     # judged here: only that the mode runs and reports what it says).
-    for precision in ("fp32", "bf16", "fp16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"):
+    for precision in ("fp32", "bf16", "fp16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"):
         path = os.path.join(scratch, f"benchmark_{precision}.json")
         b_code, b_out, b_err = run(binary, "--benchmark", "--precision", precision, "--hidden", "32", "--layers",
                                    "3", "--batch", "64", "--steps", "5", "--json", path)
@@ -373,7 +376,7 @@ def check_train_digits(binary, scratch):
     check_refusal(binary, ["--data", os.path.join(scratch, "missing.csv")], 1, "cannot open")
     # Save after step 13, load in a fresh process, continue: the same parameters, bit for bit, as
     # the run that went on (the checkpoint holds session, scaler, fp8 state, parameters, SGD).
-    for precision in ("fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"):
+    for precision in ("fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"):
         path = os.path.join(scratch, f"resume_{precision}.amp")
         whole = run(binary, "--precision", precision, "--epochs", "2", "--checkpoint", path, "--save-after", "13")
         resumed = run(binary, "--precision", precision, "--epochs", "2", "--resume", path)

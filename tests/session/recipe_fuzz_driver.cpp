@@ -32,8 +32,8 @@ std::string with_selector(recipe_fuzz::selector s, const std::string& body) { re
 // Valid inputs, each with its selector byte in front.
 std::vector<std::string> seeds() {
   std::vector<std::string> out;
-  for (const char* name : {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "O0", "O1",
-                           "O2", "O3", "  o2\n", "BF16"}) {
+  for (const char* name : {"fp32", "fp16", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4", "O0",
+                           "O1", "O2", "O3", "  o2\n", "BF16"}) {
     out.push_back(with_selector(recipe_fuzz::text, name));
   }
   for (const char* text :

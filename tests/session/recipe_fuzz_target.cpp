@@ -141,8 +141,9 @@ void check_name(std::string_view input, const std::optional<recipe>& got) {
       {"bf16", recipes::bf16},   {"fp8", recipes::fp8},
       {"mxfp8", recipes::mxfp8}, {"fp8_block", recipes::fp8_block},
       {"nvfp4", recipes::nvfp4}, {"fp8_rowwise", recipes::fp8_rowwise},
-      {"o0", recipes::O0},       {"o1", recipes::O1},
-      {"o2", recipes::O2},       {"o3", recipes::O3}};
+      {"mxfp4", recipes::mxfp4}, {"o0", recipes::O0},
+      {"o1", recipes::O1},       {"o2", recipes::O2},
+      {"o3", recipes::O3}};
   for (const auto& n : names) {
     if (lower != n.first) continue;
     if (!got || !same(*got, n.second())) fail("a recipe name does not give its recipe", input);

@@ -236,10 +236,12 @@ TEST_CASE("bad keys, types and values are recipe_errors that say what is allowed
       {"{\"init_scale\": \"big\"}", "init_scale (line 1, column 16) is a string; allowed: a finite number > 0"},
       {"{\"autocast\": 1}", "autocast (line 1, column 14) is a number; allowed: true or false"},
       {"{\"precision\": true}", "is a boolean; allowed: a string, one of fp32, fp16, bf16, fp8"},
-      {"precision=fp12", "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise"},
+      {"precision=fp12",
+       "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4"},
       {"scaling=adaptive", "allowed: none, static, dynamic, hysteresis"},
       {"recipe=O4",
-       "unknown recipe name 'O4'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, O0, O1, O2, "
+       "unknown recipe name 'O4'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4, O0, O1, "
+       "O2, "
        "O3"},
       {"O4", "unknown recipe name 'O4'"},
       {"init_scale=1e999", "init_scale is '1e999'; allowed: a finite number > 0"},
@@ -459,7 +461,7 @@ TEST_CASE("parse_known_recipe_args: a recipe flag with a bad or missing value is
       {{"--epochs", "3", "--init-scale", "abc"}, "init_scale is 'abc'; allowed: a finite number > 0"},
       {{"--init-scale=1e39", "x"}, "init_scale is '1e39'"},
       {{"--precision", "fp12", "--lr", "1"},
-       "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise"},
+       "precision is 'fp12'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4"},
       {{"--autocast=yes"}, "autocast is 'yes'; allowed: true or false"},
       {{"--epochs", "3", "--precision"}, "flag --precision has no value"},
       {{"--init-scale", "--epochs", "3"}, "flag --init-scale has no value"},

@@ -60,7 +60,7 @@ std::vector<float> train_once(precision_session& amp, layer& l, const matrix& x)
 
 TEST_CASE("session_linear runs the ops function of the recipe's precision", "[session][linear]") {
   const matrix x = pattern(batch, inputs, 0.23f, 1.0f), dy = pattern(batch, outputs, 0.05f, 1e-2f);
-  for (const char* name : {"fp32", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"}) {
+  for (const char* name : {"fp32", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"}) {
     INFO(name);
     precision_session amp{parse_recipe(std::string("recipe=") + name + ", seed=9")};
     layer l;
@@ -74,6 +74,10 @@ TEST_CASE("session_linear runs the ops function of the recipe's precision", "[se
       case precision_mode::mxfp8:
         want_y = ops::mx_linear<float8_e4m3fn>(x, l.weight, l.bias);
         want = ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(dy, x, l.weight, l.bias);
+        break;
+      case precision_mode::mxfp4:
+        want_y = ops::mx_linear<float4_e2m1fn>(x, l.weight, l.bias);
+        want = ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(dy, x, l.weight, l.bias);
         break;
       case precision_mode::fp8_block:
         want_y = ops::fp8_block_linear(x, l.weight, l.bias);
@@ -149,7 +153,7 @@ TEST_CASE("session_linear: nvfp4's rounding stream follows the step, and a resum
 }
 
 TEST_CASE("the block-scaled precisions as recipes", "[session][linear][recipe]") {
-  for (const char* name : {"mxfp8", "fp8_block", "nvfp4", "fp8_rowwise"}) {
+  for (const char* name : {"mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"}) {
     INFO(name);
     const recipe r = parse_recipe(std::string("recipe=") + name);
     CHECK(to_string(r.precision) == std::string(name));

@@ -13,6 +13,10 @@
 //                      operands Hadamard-transformed, the gradient rounded stochastically)
 //   fp8_rowwise        ops::torchao_fp8_linear with torchao's ROWWISE recipe (e4m3 operands
 //                      scaled per row or column along each GEMM's K, power-of-two scales)
+//   mxfp4              ops::mx_linear with e2m1 elements for every operand, gradients included
+//                      (OCP MX blocks of 32, the OCP scale rule, rounding to nearest: no
+//                      stochastic rounding or Hadamard transform, which published MXFP4
+//                      training recipes add to the backward pass)
 // A weight with a precision override (a recipe's `override` rule, overrides.hpp) runs
 // ops::linear, which computes in the override's dtype: `override=last:bf16` keeps the last layer
 // out of NVFP4, as NVIDIA's NVFP4 recipe keeps the final layers in bf16.
@@ -87,6 +91,8 @@ inline matrix session_linear(precision_session& amp, std::size_t layer, const op
       return ops::nvfp4_linear(x, weight, bias, detail::nvfp4_options_of(amp, layer));
     case precision_mode::fp8_rowwise:
       return ops::torchao_fp8_linear(x, weight, bias, detail::rowwise_recipe());
+    case precision_mode::mxfp4:
+      return ops::mx_linear<float4_e2m1fn>(x, weight, bias);
     default:
       return ops::linear(x, weight, bias);
   }
@@ -108,6 +114,8 @@ inline ops::linear_grads session_linear_backward(precision_session& amp, std::si
       return ops::nvfp4_linear_backward(grad_out, x, weight, bias, detail::nvfp4_options_of(amp, layer));
     case precision_mode::fp8_rowwise:
       return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, detail::rowwise_recipe());
+    case precision_mode::mxfp4:
+      return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias);
     default:
       return ops::linear_backward(grad_out, x, weight, bias);
   }

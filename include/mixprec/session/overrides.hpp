@@ -64,6 +64,7 @@ inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
     case precision_mode::fp8_block:
     case precision_mode::nvfp4:
     case precision_mode::fp8_rowwise:
+    case precision_mode::mxfp4:
       break;
   }
   return std::nullopt;

@@ -55,12 +55,13 @@ inline recipe named_recipe(std::string_view name) {
   if (lower == "fp8_block") return recipes::fp8_block();
   if (lower == "nvfp4") return recipes::nvfp4();
   if (lower == "fp8_rowwise") return recipes::fp8_rowwise();
+  if (lower == "mxfp4") return recipes::mxfp4();
   if (lower == "o0") return recipes::O0();
   if (lower == "o1") return recipes::O1();
   if (lower == "o2") return recipes::O2();
   if (lower == "o3") return recipes::O3();
   recipe_fail("unknown recipe name '" + printable(name) +
-              "'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, O0, O1, O2, "
+              "'; allowed: fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4, O0, O1, O2, "
               "O3");
 }
 

@@ -130,6 +130,7 @@ struct recipe {
       case precision_mode::fp8_block:
       case precision_mode::nvfp4:
       case precision_mode::fp8_rowwise:
+      case precision_mode::mxfp4:
         return dtype::bfloat16;
       case precision_mode::float32:
         break;
@@ -230,6 +231,7 @@ inline recipe mxfp8() { return block_scaled(precision_mode::mxfp8, "mxfp8"); }
 inline recipe fp8_block() { return block_scaled(precision_mode::fp8_block, "fp8_block"); }
 inline recipe nvfp4() { return block_scaled(precision_mode::nvfp4, "nvfp4"); }
 inline recipe fp8_rowwise() { return block_scaled(precision_mode::fp8_rowwise, "fp8_rowwise"); }
+inline recipe mxfp4() { return block_scaled(precision_mode::mxfp4, "mxfp4"); }
 
 // Apex O0: pure fp32, loss_scale 1.0.
 inline recipe O0() {
@@ -290,7 +292,7 @@ inline void validate(const recipe& r) {
   using detail::recipe_fail;
   const auto low = r.precision != precision_mode::float32;
   if (static_cast<unsigned>(r.precision) > static_cast<unsigned>(last_precision_mode)) {
-    recipe_fail("precision is not one of fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise");
+    recipe_fail("precision is not one of fp32, fp16, bf16, fp8, mxfp8, fp8_block, nvfp4, fp8_rowwise, mxfp4");
   }
   if (static_cast<unsigned>(r.scaling) > 3u) recipe_fail("scaling is not one of none, static, dynamic, hysteresis");
   if (r.safe && r.precision == precision_mode::float16 && r.scaling == loss_scaling_mode::none) {

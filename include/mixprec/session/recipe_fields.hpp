@@ -38,7 +38,8 @@ inline enum_names<precision_mode> names_of(precision_mode) {
       {"fp32", precision_mode::float32},  {"fp16", precision_mode::float16},
       {"bf16", precision_mode::bfloat16}, {"fp8", precision_mode::float8},
       {"mxfp8", precision_mode::mxfp8},   {"fp8_block", precision_mode::fp8_block},
-      {"nvfp4", precision_mode::nvfp4},   {"fp8_rowwise", precision_mode::fp8_rowwise}};
+      {"nvfp4", precision_mode::nvfp4},   {"fp8_rowwise", precision_mode::fp8_rowwise},
+      {"mxfp4", precision_mode::mxfp4}};
   return names_from(table);
 }
 inline enum_names<loss_scaling_mode> names_of(loss_scaling_mode) {

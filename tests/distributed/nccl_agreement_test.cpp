@@ -9,17 +9,10 @@
 #include <limits>
 #include <vector>
 
-using namespace mixprec;
+#include "expect_checks.hpp"
 
-namespace {
-int failures = 0;
-void expect(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAILED: %s\n", what);
-  }
-}
-}  // namespace
+using namespace mixprec;
+using namespace expect_checks;
 
 int main() {
   int version = 0;

@@ -12,17 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "expect_checks.hpp"
+
 using namespace mixprec;
+using namespace expect_checks;
 
 namespace {
-
-int failures = 0;
-void expect(bool ok, const char* what) {
-  if (!ok) {
-    ++failures;
-    std::printf("FAILED: %s\n", what);
-  }
-}
 
 template <class Exception, class F>
 bool throws(F&& f, const char* needle = "") {

@@ -49,3 +49,43 @@ TEST_CASE("mx_linear checks shapes", "[ops][mx]") {
   CHECK_THROWS_AS((ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(matrix(dtype::float32, 2, 3), x, w)),
                   invalid_argument);
 }
+
+TEST_CASE("mx_linear with 32 x 32 weight tiles: the forward and the backward see the same quantised weight",
+          "[ops][mx]") {
+  const std::size_t batch = 24, in = 70, out = 45;  // partial tiles on both of the weight's axes
+  const matrix x = random_matrix(dtype::float32, batch, in, 311), w = random_matrix(dtype::float32, out, in, 312, 0.2f);
+  const matrix dy = random_matrix(dtype::float32, batch, out, 314, 1e-2f);
+  ops::mx_linear_options tiles;
+  tiles.weight_scales = mx_scale_sharing::tile;
+
+  const std::vector<float> xf = floats_of(x), wf = floats_of(w), dyf = floats_of(dy);
+  const auto w_rows =
+      mx_quantize<float8_e4m3fn>(wf.data(), out, in, in, mx_axis::rows, mx_scale_rule::ocp, mx_scale_sharing::tile);
+  const auto w_columns =
+      mx_quantize<float8_e4m3fn>(wf.data(), out, in, in, mx_axis::columns, mx_scale_rule::ocp, mx_scale_sharing::tile);
+  std::size_t differing = 0, differing_by_blocks = 0;
+  const auto w_rows_blocks = mx_quantize<float8_e4m3fn>(wf.data(), out, in, in, mx_axis::rows);
+  const auto w_columns_blocks = mx_quantize<float8_e4m3fn>(wf.data(), out, in, in, mx_axis::columns);
+  for (std::size_t r = 0; r < out; ++r) {
+    for (std::size_t c = 0; c < in; ++c) {
+      differing += w_rows.value(r, c) != w_columns.value(r, c);
+      differing_by_blocks += w_rows_blocks.value(r, c) != w_columns_blocks.value(r, c);
+    }
+  }
+  CHECK(differing == 0);           // one scale per tile: the same values along either axis
+  CHECK(differing_by_blocks > 0);  // per 32-element block they differ (the test could fail)
+
+  // The layer: the forward's weight operand and the backward's dx operand are the tiled ones.
+  const matrix y = ops::mx_linear<float8_e4m3fn>(x, w, matrix_view(), tiles);
+  std::vector<float> expected(batch * out);
+  mx_gemm(transpose::no, transpose::yes, 1.0f, mx_quantize<float8_e4m3fn>(xf.data(), batch, in, in, mx_axis::rows),
+          w_rows, 0.0f, expected.data(), out);
+  CHECK(same_floats(y, expected));
+  const ops::linear_grads g = ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(dy, x, w, matrix_view(), tiles);
+  std::vector<float> dx(batch * in);
+  mx_gemm(1.0f, mx_quantize<float8_e5m2>(dyf.data(), batch, out, out, mx_axis::rows), w_columns, 0.0f, dx.data(), in);
+  CHECK(same_floats(g.input, dx));
+  // dW's operands are the activations' and gradients' blocks, as without tiles.
+  const ops::linear_grads plain = ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(dy, x, w);
+  CHECK(same_floats(g.weight, floats_of(plain.weight)));
+}

@@ -15,6 +15,7 @@
 //
 //   for each of k micro-batches, in the recipe's autocast scope:
 //                                 loss = forward(m);  backward(scaler.scale(loss))
+//   group.all_reduce(grads)                    with a process group only (use_process_group)
 //   scaler.unscale(grads)                      fused unscale + inf/NaN check
 //   clip_grad_norm(grads, max_grad_norm)       when max_grad_norm > 0
 //   scaler.step(optimizer_step, then refresh the working copies from the masters)

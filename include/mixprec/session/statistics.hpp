@@ -30,7 +30,7 @@ struct step_result {
   // With record_gradient_amax(true): each gradient's amax after the unscale, in the order of
   // the gradient list (registered parameters: their order of registration), from the unscale's
   // own pass (loss_scaler::unscale_with_amax): +inf / NaN for an array that held one.  Empty
-  // when off.
+  // when off, and when a process group's all-reduce found a non-finite gradient (no unscale ran).
   std::vector<float> gradient_amax;
   // With a process group (precision_session::use_process_group): what the step's gradient
   // all-reduce did; found_inf there means some rank's gradient or the reduced sum was not finite

@@ -27,6 +27,14 @@ using mixprec::float8_e4m3fn;
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 
+// Stochastic rounding with k random bits: its aligned(r) puts r's low k bits at the top of the word.
+mixprec::block_stochastic_rounding k_bits(int k) {
+  mixprec::block_stochastic_rounding sr;
+  sr.enabled = true;
+  sr.random_bits = k;
+  return sr;
+}
+
 // ---- the anchors' references, transcribed (test-only code; one float32 operation per step) ----
 
 // cast_to_fp4x2: Python's masks applied in order, later ones overriding (NaN matches none: 0).
@@ -400,7 +408,7 @@ TEST_CASE("nvfp4 stochastic rounding: 2^k random values round away floor(fractio
           for (std::uint32_t r = 0; r < (1u << k); ++r) {
             // High bits above k are ignored: pass them set.
             const std::uint32_t random = r | (k < 32 ? 0xA5A5'0000u << (k - 8) : 0u);
-            const unsigned code = nvfp4_element_code(x, true, k, random);
+            const unsigned code = nvfp4_element_code(x, true, k_bits(k).aligned(random));
             away += code == away_code;
             others += code != away_code && code != lower_code;
           }
@@ -409,18 +417,17 @@ TEST_CASE("nvfp4 stochastic rounding: 2^k random values round away floor(fractio
         } else {
           // k = 32: the decision's edge, away iff F + r >= 2^32.
           const std::uint64_t edge = (std::uint64_t{1} << 32) - floor_f;
-          if (edge <= 0xFFFF'FFFFu)
-            CHECK(nvfp4_element_code(x, true, 32, static_cast<std::uint32_t>(edge)) == away_code);
+          if (edge <= 0xFFFF'FFFFu) CHECK(nvfp4_element_code(x, true, static_cast<std::uint32_t>(edge)) == away_code);
           if (floor_f > 0 || m == 0) {
-            CHECK(nvfp4_element_code(x, true, 32, static_cast<std::uint32_t>(edge - 1)) == lower_code);
+            CHECK(nvfp4_element_code(x, true, static_cast<std::uint32_t>(edge - 1)) == lower_code);
           }
         }
       }
     }
   }
-  CHECK(nvfp4_element_code(6.0f, true, 8, 0xFF) == 7);  // representable values never move
-  CHECK(nvfp4_element_code(7.0f, true, 8, 0xFF) == 7);  // clamped to 6 first
-  CHECK(nvfp4_element_code(-100.0f, true, 16, 0) == 15);
+  CHECK(nvfp4_element_code(6.0f, true, k_bits(8).aligned(0xFF)) == 7);  // representable values never move
+  CHECK(nvfp4_element_code(7.0f, true, k_bits(8).aligned(0xFF)) == 7);  // clamped to 6 first
+  CHECK(nvfp4_element_code(-100.0f, true, k_bits(16).aligned(0)) == 15);
 }
 
 nvfp4_options stochastic_options(int k) {
@@ -455,7 +462,7 @@ TEST_CASE("nvfp4 stochastic quantisation: element i uses Philox word i of (seed,
           const std::uint64_t i = by_columns ? rows * cols + c * rows + r : r * cols + c;
           const std::uint32_t random = mixprec::detail::philox_bits(o.stochastic.seed, 7, 42, i);
           const float e = te_nvfp4_element_multiplier(m.scale(line, b), m.decode_scale());
-          const unsigned want = nvfp4_element_code(a[r * cols + c] * e, true, k, random);
+          const unsigned want = nvfp4_element_code(a[r * cols + c] * e, true, k_bits(k).aligned(random));
           bad += m.code(r, c) != want;
           moved += m.code(r, c) != n.code(r, c);
         }

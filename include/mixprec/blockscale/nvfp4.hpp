@@ -279,11 +279,7 @@ inline void nvfp4_quantize_line(const float* x, std::size_t line, nvfp4_matrix& 
       const float f = b.factor[p / nvfp4_block_size];
       const float scaled = te ? b.y[p] * f : b.y[p] / f;
       const bool nan_scale = scales[p / nvfp4_block_size].bits() == detail::ue4m3_nan_code;
-      const std::uint8_t code =
-          p < length && !nan_scale
-              ? nvfp4_element_code(scaled, true, sr.random_bits,
-                                   mixprec::detail::philox_bits(sr.seed, sr.tensor_id, sr.step, base + p))
-              : 0;
+      const std::uint8_t code = p < length && !nan_scale ? nvfp4_element_code(scaled, true, sr.word(base + p)) : 0;
       b.codes[p] = float4_e2m1fn::from_bits(code);
     }
   } else {

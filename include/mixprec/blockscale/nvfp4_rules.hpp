@@ -120,15 +120,14 @@ MIXPREC_HOST_DEVICE inline float torchao_nvfp4_block_divisor(float8_ue4m3 scale,
 
 // The e2m1 code of a scaled element, clamped to ±6 first (both references clamp; a NaN cannot get
 // here, see the callers): nearest-even, or stochastic with the k-bit rule of docs/blockscale.md,
-// "round away iff floor(fraction × 2^k) + (random mod 2^k) >= 2^k": the k random bits are put at
-// the top of a 32-bit word, which makes convert_stochastic's 32-bit rule this one exactly.
-MIXPREC_HOST_DEVICE inline std::uint8_t nvfp4_element_code(float scaled, bool stochastic, int random_bits,
-                                                           std::uint32_t random) noexcept {
+// "round away iff floor(fraction × 2^k) + (random mod 2^k) >= 2^k".  `word` is the element's
+// random word with its k bits at the top (block_stochastic_rounding::word / aligned), which makes
+// convert_stochastic's 32-bit rule this one exactly.
+MIXPREC_HOST_DEVICE inline std::uint8_t nvfp4_element_code(float scaled, bool stochastic, std::uint32_t word) noexcept {
   if (scaled > 6.0f) scaled = 6.0f;
   if (scaled < -6.0f) scaled = -6.0f;
   if (!stochastic) return convert<float4_e2m1fn>(scaled, rounding::nearest_even, overflow::saturate).bits();
-  const std::uint32_t top = random_bits >= 32 ? random : random << (32 - random_bits);
-  return convert_stochastic<float4_e2m1fn>(scaled, top, overflow::saturate).bits();
+  return convert_stochastic<float4_e2m1fn>(scaled, word, overflow::saturate).bits();
 }
 
 }  // namespace mixprec::blockscale

@@ -188,13 +188,12 @@ __global__ void __launch_bounds__(nvfp4_threads) nvfp4_blocks_kernel(nvfp4_copy_
       codes[p] = 0;
       if (nan_scale || p0 + p >= p1) continue;
       const float scaled = te ? multiply_like_host(x[p], factor) : divide_like_host(x[p], factor);
-      std::uint32_t random = 0;
+      std::uint32_t word = 0;
       if (sr.enabled) {
         const std::uint64_t r = job.columnwise ? p0 + p : line, c = job.columnwise ? line : p0 + p;
-        const std::uint64_t i = index_base + (job.columnwise ? c * job.rows + r : r * job.cols + c);
-        random = mixprec::detail::philox_bits(sr.seed, sr.tensor_id, sr.step, i);
+        word = sr.word(index_base + (job.columnwise ? c * job.rows + r : r * job.cols + c));
       }
-      codes[p] = bs::nvfp4_element_code(scaled, sr.enabled, sr.random_bits, random);
+      codes[p] = bs::nvfp4_element_code(scaled, sr.enabled, word);
     }
     const std::uint64_t block = static_cast<std::uint64_t>(line) * per_line + j;
     unsigned char packed[nvfp4_packed_bytes];

@@ -12,7 +12,8 @@
 //   - an inf on one rank at one step under dynamic loss scaling: every rank skips that step and
 //     halves its scale, and the step reports found_inf without a culprit;
 //   - a parameter changed on one rank: check_replicas throws replica_mismatch_error on every
-//     rank, naming the parameter; different registrations: invalid_argument on every rank.
+//     rank, naming the parameter; different registrations: invalid_argument on every rank;
+//   - fp8 layers: every rank's delayed-scaling scales are those of the largest rank's amaxes.
 //
 // Each rank counts its failures; the counts are summed and every rank exits 1 if any failed.
 #include <mixprec/distributed/mpi_process_group.hpp>
@@ -174,6 +175,54 @@ void different_registrations_throw_everywhere() {
                    "different registrations are refused on every rank", amp.check_replicas());
 }
 
+// fp8 layers under a group: each rank quantises its own activations (rank r's are (r + 1) times
+// larger) and gradients; at the end of every step the amaxes are agreed on, so every rank's
+// scales are those of the largest rank's values, on every rank alike.
+void fp8_scales_agree_across_ranks() {
+  replica rep(recipes::fp8());
+  rep.amp.use_fp8_layers(1);
+  rep.amp.use_process_group(std::make_shared<mpi_process_group>(MPI_COMM_WORLD));
+  ops::fp8_training largest{recipes::fp8().fp8_policy(), 1};  // what the last rank alone would do
+  std::vector<float8_e4m3fn> xq(64), wq(weights);
+  std::vector<float8_e5m2> dyq(64);
+  for (int t = 0; t < 4; ++t) {
+    const auto values = [&](int r, float unit) {
+      std::vector<float> v(64);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = unit * static_cast<float>((r + 1) * (t + 1)) * static_cast<float>(i % 7);
+      return v;
+    };
+    const std::vector<float> x = values(rank, 0.5f), dy = values(rank, 1e-3f);
+    rep.amp.train_step(
+        [&] {
+          rep.amp.fp8().forward().quantize(0, x.data(), x.size(), xq.data());
+          rep.amp.fp8().forward().quantize(1, rep.w.value().data<float>(), weights, wq.data());
+          largest.forward().quantize(1, rep.w.value().data<float>(), weights, wq.data());  // before the update
+          return 1.0f;
+        },
+        [&](const backward_context& c) {
+          rep.amp.fp8().backward().quantize(0, dy.data(), dy.size(), dyq.data());
+          rep.amp.accumulate_gradient(rep.w, gradient_of(rep.w, target_of(rank, t, weights), c.loss_gradient, 1.0f));
+          rep.amp.accumulate_gradient(rep.b, gradient_of(rep.b, target_of(rank, t, biases), c.loss_gradient, 1.0f));
+        });
+    const std::vector<float> xl = values(world - 1, 0.5f), dyl = values(world - 1, 1e-3f);
+    largest.forward().quantize(0, xl.data(), xl.size(), xq.data());
+    largest.backward().quantize(0, dyl.data(), dyl.size(), dyq.data());
+    largest.update();
+    const float scales[3] = {rep.amp.fp8().forward().scale(0), rep.amp.fp8().forward().scale(1),
+                             rep.amp.fp8().backward().scale(0)};
+    expect(scales[0] == largest.forward().scale(0) && scales[1] == largest.forward().scale(1) &&
+               scales[2] == largest.backward().scale(0),
+           "fp8 step " + std::to_string(t) + ": the scales follow the largest rank's amaxes");
+    float maxima[3], minima[3];
+    MPI_Allreduce(scales, maxima, 3, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(scales, minima, 3, MPI_FLOAT, MPI_MIN, MPI_COMM_WORLD);
+    expect(std::equal(maxima, maxima + 3, minima),
+           "fp8 step " + std::to_string(t) + ": every rank has the same scales");
+  }
+  expect(rep.amp.fp8().forward().scale(0) < 448.0f, "the activations' amax moved the scale");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,5 +233,6 @@ int main(int argc, char** argv) {
     an_overflow_on_one_rank_skips_everywhere();
     a_changed_parameter_is_named_on_every_rank();
     different_registrations_throw_everywhere();
+    fp8_scales_agree_across_ranks();
   });
 }

@@ -747,6 +747,14 @@ class recording_group : public process_group {
     prints.emplace_back(f, f + count);
     return std::min(differing, count);
   }
+  // The other rank's amaxes, as the maximum would take them: the first `other_amax.size()`
+  // values become max(this rank's, the other's).
+  std::vector<float> other_amax;
+  std::vector<std::vector<float>> amax_seen;
+  void reduce_amax(float* amax, std::size_t count) override {
+    amax_seen.emplace_back(amax, amax + count);
+    for (std::size_t i = 0; i < count && i < other_amax.size(); ++i) amax[i] = std::max(amax[i], other_amax[i]);
+  }
 };
 
 struct two_parameters {
@@ -810,6 +818,62 @@ TEST_CASE("with a process group, train_step reduces the accumulated scaled gradi
   std::uint64_t expected = detail::fingerprint_bytes(ranked.w.value().raw_data(), ranked.w.value().bytes());
   expected = detail::fingerprint_bytes(nullptr, 0, detail::fingerprint_bytes(nullptr, 0, expected));
   CHECK(group->prints[1][0] == expected);
+}
+
+TEST_CASE("with a process group, the fp8 layers' amaxes are agreed on at the end of every step",
+          "[session][data_parallel]") {
+  // Two layers: forward tensors 0-3 (input, weight per layer), backward tensors 0-1.  This rank
+  // sees small values; the "other rank" larger ones on forward tensor 0 and backward tensor 1.
+  precision_session amp{recipes::fp8()};
+  amp.use_fp8_layers(2);
+  auto group = std::make_shared<recording_group>();
+  group->other_amax = {8.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.5f};
+  amp.use_process_group(group);
+  ops::fp8_training reference{recipes::fp8().fp8_policy(), 2};
+  std::vector<float> x(16, 0.25f), dy(16, 0.01f), grad(4, 0.0f);
+  std::vector<float8_e4m3fn> xq(16);
+  std::vector<float8_e5m2> dyq(16);
+  const std::vector<gradient_view> grads = {gradient_view(grad.data(), grad.size())};
+  for (int t = 0; t < 3; ++t) {
+    const auto quantize_all = [&](ops::fp8_training& fp8) {
+      for (std::size_t tensor = 0; tensor < 4; ++tensor) fp8.forward().quantize(tensor, x.data(), x.size(), xq.data());
+      for (std::size_t tensor = 0; tensor < 2; ++tensor)
+        fp8.backward().quantize(tensor, dy.data(), dy.size(), dyq.data());
+    };
+    amp.train_step(
+        [&] {
+          for (std::size_t tensor = 0; tensor < 4; ++tensor)
+            amp.fp8().forward().quantize(tensor, x.data(), x.size(), xq.data());
+          return 1.0f;
+        },
+        [&](float) {
+          for (std::size_t tensor = 0; tensor < 2; ++tensor)
+            amp.fp8().backward().quantize(tensor, dy.data(), dy.size(), dyq.data());
+        },
+        grads, [] {});
+    // The reference sees what the maximum over both ranks is: the other rank's larger values.
+    quantize_all(reference);
+    reference.update([&](float* amax, std::size_t count) {
+      REQUIRE(count == 6);
+      for (std::size_t i = 0; i < count; ++i) amax[i] = std::max(amax[i], group->other_amax[i]);
+    });
+    for (std::size_t tensor = 0; tensor < 4; ++tensor)
+      CHECK(amp.fp8().forward().scale(tensor) == reference.forward().scale(tensor));
+    for (std::size_t tensor = 0; tensor < 2; ++tensor)
+      CHECK(amp.fp8().backward().scale(tensor) == reference.backward().scale(tensor));
+  }
+  // Once per step, with this rank's own amaxes, forward tensors first.
+  REQUIRE(group->amax_seen.size() == 3);
+  CHECK(group->amax_seen[0] == std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f, 0.01f, 0.01f});
+  // The agreed maxima moved the scales apart from a rank that kept its own.
+  ops::fp8_training alone{recipes::fp8().fp8_policy(), 2};
+  for (std::size_t tensor = 0; tensor < 4; ++tensor) alone.forward().quantize(tensor, x.data(), x.size(), xq.data());
+  for (std::size_t tensor = 0; tensor < 2; ++tensor)
+    alone.backward().quantize(tensor, dy.data(), dy.size(), dyq.data());
+  alone.update();
+  CHECK(amp.fp8().forward().scale(0) < alone.forward().scale(0));
+  CHECK(amp.fp8().forward().scale(1) == alone.forward().scale(1));
+  CHECK(amp.fp8().backward().scale(1) < alone.backward().scale(1));
 }
 
 TEST_CASE("a non-finite gradient on any rank skips the step with no culprit named", "[session][data_parallel]") {

@@ -41,6 +41,9 @@ class mpi_process_group final : public process_group {
     return reducer_.reduce(arrays, count);
   }
 
+  // mpi_reduce_amax over this communicator: one MPI_Allreduce(MPI_MAX) of the float bits.
+  void reduce_amax(float* amax, std::size_t count) override { mpi_reduce_amax(amax, count, comm_); }
+
   // One MPI_Allreduce(MPI_MAX) of the count, the fingerprints and their complements: a
   // fingerprint is the same on every rank when its maximum equals the complement of the maximum
   // of its complements (its minimum).

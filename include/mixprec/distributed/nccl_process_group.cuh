@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../session/process_group.hpp"
+#include "agreement.hpp"
 #include "nccl_all_reduce.cuh"
 
 namespace mixprec {
@@ -89,6 +90,24 @@ class nccl_process_group final : public process_group {
     }
     detail::nccl_all_reduce_check(cudaStreamSynchronize(stream_), what_, "cudaStreamSynchronize");
     return result;
+  }
+
+  // The fp8 amax agreement: the float bits with the sign cleared, widened to the 64-bit words
+  // of reduce_max (the integer order of magnitudes' bits is their numeric order, NaN above inf,
+  // as mpi_reduce_amax), one ncclAllReduce(ncclMax).
+  void reduce_amax(float* amax, std::size_t count) override {
+    const char* what = "nccl_process_group::reduce_amax";
+    if (count > 0 && amax == nullptr) {
+      throw agreement_error(std::string(what) + ": null amax pointer with count " + std::to_string(count));
+    }
+    const detail::nccl_device_scope device(comm_, what);
+    const std::vector<std::uint32_t> bits = detail::amax_magnitude_bits(amax, count);
+    words_.assign(bits.begin(), bits.end());
+    reserve(words_.size() * sizeof(std::uint64_t), what);
+    reduce_max(staging_.bytes(), count, what);
+    std::vector<std::uint32_t> reduced(count);
+    for (std::size_t i = 0; i < count; ++i) reduced[i] = static_cast<std::uint32_t>(words_[i]);
+    detail::store_amax_bits(reduced, amax);
   }
 
   // One ncclAllReduce(ncclMax) of the count and its complement, then one of the fingerprints and

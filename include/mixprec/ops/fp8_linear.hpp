@@ -25,8 +25,10 @@
 // layer's fp8 tensors are left alone (no amax recorded, their scales unchanged by update()).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "../gemm/gemm.hpp"
 #include "../scaling/fp8/delayed_scaler.hpp"
@@ -53,6 +55,24 @@ class fp8_training {
   void update() {
     forward_.update();
     backward_.update();
+  }
+
+  // The same after agreeing on this step's amaxes across processes: reduce_max(float* amax,
+  // std::size_t count) replaces each value by its maximum over the processes (collective), and
+  // is called once, with the forward tensors' amaxes then the backward's.  If it throws,
+  // nothing has changed.
+  template <class ReduceMax>
+  void update(ReduceMax&& reduce_max) {
+    const std::size_t forward_tensors = 2 * layers_;
+    std::vector<float> backward_amax;  // the backward pass's share of the one reduction
+    forward_.update([&](float* amax, std::size_t count) {
+      std::vector<float> all(amax, amax + count);
+      for (std::size_t t = 0; t < layers_; ++t) all.push_back(backward_.amax_history(t)[0]);
+      reduce_max(all.data(), all.size());
+      std::copy(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(forward_tensors), amax);
+      backward_amax.assign(all.begin() + static_cast<std::ptrdiff_t>(forward_tensors), all.end());
+    });
+    backward_.update([&](float* amax, std::size_t) { std::copy(backward_amax.begin(), backward_amax.end(), amax); });
   }
 
   std::size_t checked_layer(std::size_t layer) const {

@@ -19,7 +19,9 @@
 //   scaler.unscale(grads)                      fused unscale + inf/NaN check
 //   clip_grad_norm(grads, max_grad_norm)       when max_grad_norm > 0
 //   scaler.step(optimizer_step, then refresh the working copies from the masters)
-//   scaler.update();  fp8 scalers update()     (every step, as Transformer Engine's amax update)
+//   scaler.update();  fp8 scalers update()     (every step, as Transformer Engine's amax update;
+//                                              with a group, after group.reduce_amax of the step's
+//                                              amaxes, so that every replica's scales agree)
 //
 // The scaler is a std::variant over the four policies, visited once per call: nothing virtual
 // runs per gradient.  disable() switches to fp32 behaviour (no autocast, scale 1; a separate
@@ -674,7 +676,14 @@ class precision_session {
       close_abandoned_iteration(scaler);
       throw;
     }
-    if (fp8_) fp8_->update();
+    if (fp8_) {
+      // Data parallelism: every replica's fp8 scales follow the amaxes of the whole batch.
+      if (group_) {
+        fp8_->update([this](float* amax, std::size_t count) { group_->reduce_amax(amax, count); });
+      } else {
+        fp8_->update();
+      }
+    }
     r.skipped = !stepped;
     if (r.skipped) {  // the scaler's culprit of this iteration, if its own check found one
       const scaler_statistics stats = scaler.get_amp_stats();

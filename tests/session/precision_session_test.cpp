@@ -366,11 +366,12 @@ TEST_CASE("a session state from another recipe, other shapes or corrupt bytes is
   refused(target, scaler_state, "does not start with the magic 'MXSESSON'");
   // Version 1 held no count of scale changes, versions 1 and 2 no parameters or optimizer,
   // version 3 no Kahan compensations, version 4 no schedule position, version 5 no override
-  // rules, version 6 no data-parallel keys: refused, not read with made-up values.
-  for (const std::uint32_t old : {1u, 2u, 3u, 4u, 5u, 6u}) {
+  // rules, version 6 no data-parallel keys, version 7 no mx_weight_scales: refused, not read
+  // with made-up values.
+  for (const std::uint32_t old : {1u, 2u, 3u, 4u, 5u, 6u, 7u}) {
     const std::vector<std::uint8_t> older =
         state_fuzz::framed(detail::session_magic, old, saved.data() + 16, saved.size() - 20);
-    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 7");
+    refused(target, older, "session state is version " + std::to_string(old) + ", this build reads up to 8");
   }
 }
 

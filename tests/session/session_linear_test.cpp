@@ -58,6 +58,51 @@ std::vector<float> train_once(precision_session& amp, layer& l, const matrix& x)
 
 }  // namespace
 
+TEST_CASE("mx_weight_scales=tile gives the MX layers 32 x 32 weight tiles", "[session][linear]") {
+  const matrix x = pattern(batch, inputs, 0.23f, 1.0f), dy = pattern(batch, outputs, 0.05f, 1e-2f);
+  ops::mx_linear_options tiles;
+  tiles.weight_scales = mx_scale_sharing::tile;
+  for (const char* name : {"mxfp8", "mxfp4"}) {
+    INFO(name);
+    precision_session tiled{parse_recipe(std::string("recipe=") + name + ", mx_weight_scales=tile")};
+    precision_session blocks{parse_recipe(std::string("recipe=") + name)};
+    CHECK(tiled.get_recipe().mx_weight_scales == mx_scale_sharing::tile);
+    CHECK(blocks.get_recipe().mx_weight_scales == mx_scale_sharing::block);
+    // Rows of magnitudes 2^0, 2^6, 2^12, 2^18: a row's block and its tile have different amaxes.
+    const auto vary_rows = [](layer& k) {
+      k.weight.modify([](matrix& w) {
+        for (std::size_t i = 0; i < w.size(); ++i)
+          w.data<float>()[i] *= static_cast<float>(1u << (6 * (i / inputs % 4)));
+      });
+    };
+    layer l;
+    vary_rows(l);
+    l.register_with(tiled);
+    const matrix y = session_linear(tiled, 0, x, l.weight, l.bias);
+    const ops::linear_grads g = session_linear_backward(tiled, 0, dy, x, l.weight, l.bias);
+    const bool fp8 = tiled.get_recipe().precision == precision_mode::mxfp8;
+    const matrix want_y = fp8 ? ops::mx_linear<float8_e4m3fn>(x, l.weight, l.bias, tiles)
+                              : ops::mx_linear<float4_e2m1fn>(x, l.weight, l.bias, tiles);
+    const ops::linear_grads want =
+        fp8 ? ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(dy, x, l.weight, l.bias, tiles)
+            : ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(dy, x, l.weight, l.bias, tiles);
+    CHECK(same(y, want_y));
+    CHECK(same(g.input, want.input));
+    CHECK(same(g.weight, want.weight));
+    // The per-block layer is another function of the same operands.
+    layer m;
+    vary_rows(m);
+    m.register_with(blocks);
+    CHECK_FALSE(same(session_linear(blocks, 0, x, m.weight, m.bias), y));
+  }
+  CHECK(settings_text(parse_recipe("recipe=mxfp8, mx_weight_scales=tile")).find("mx_weight_scales=tile") !=
+        std::string::npos);
+  CHECK(parse_recipe("--recipe mxfp8 --mx-weight-scales tile").mx_weight_scales == mx_scale_sharing::tile);
+  CHECK(parse_recipe(R"({"recipe": "mxfp4", "mx_weight_scales": "tile"})").mx_weight_scales == mx_scale_sharing::tile);
+  CHECK_THROWS_WITH(parse_recipe("recipe=mxfp8, mx_weight_scales=row"),
+                    Catch::Contains("mx_weight_scales is 'row'; allowed: block, tile"));
+}
+
 TEST_CASE("session_linear runs the ops function of the recipe's precision", "[session][linear]") {
   const matrix x = pattern(batch, inputs, 0.23f, 1.0f), dy = pattern(batch, outputs, 0.05f, 1e-2f);
   for (const char* name : {"fp32", "bf16", "fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"}) {

@@ -7,7 +7,8 @@
 // What runs, by the active recipe's precision (get_recipe().precision):
 //   fp32, fp16, bf16   ops::linear under the active autocast scope (train_step's)
 //   fp8                ops::fp8_linear with the session's delayed scaling (use_fp8_layers first)
-//   mxfp8              ops::mx_linear: e4m3 operands, e5m2 gradients, OCP MX blocks of 32
+//   mxfp8              ops::mx_linear: e4m3 operands, e5m2 gradients, OCP MX blocks of 32 (the
+//                      weight's scales per 32 × 32 tile with the recipe's mx_weight_scales=tile)
 //   fp8_block          ops::fp8_block_linear: TE's Float8BlockScaling (1×128 / 128×128, e4m3)
 //   nvfp4              ops::nvfp4_linear: TE's NVFP4BlockScaling (16×16 weight tiles, the wgrad
 //                      operands Hadamard-transformed, the gradient rounded stochastically)
@@ -68,6 +69,12 @@ inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, 
   return o;
 }
 
+inline ops::mx_linear_options mx_options_of(const precision_session& amp) {
+  ops::mx_linear_options o;
+  o.weight_scales = amp.get_recipe().mx_weight_scales;
+  return o;
+}
+
 inline const blockscale::linear_cast_config& rowwise_recipe() {
   static const blockscale::linear_cast_config c =
       blockscale::linear_cast_config_for(blockscale::torchao_recipe::rowwise);
@@ -84,7 +91,7 @@ inline matrix session_linear(precision_session& amp, std::size_t layer, const op
     case precision_mode::float8:
       return ops::fp8_linear(x, weight, bias, amp.fp8(), layer);
     case precision_mode::mxfp8:
-      return ops::mx_linear<float8_e4m3fn>(x, weight, bias);
+      return ops::mx_linear<float8_e4m3fn>(x, weight, bias, detail::mx_options_of(amp));
     case precision_mode::fp8_block:
       return ops::fp8_block_linear(x, weight, bias);
     case precision_mode::nvfp4:
@@ -92,7 +99,7 @@ inline matrix session_linear(precision_session& amp, std::size_t layer, const op
     case precision_mode::fp8_rowwise:
       return ops::torchao_fp8_linear(x, weight, bias, detail::rowwise_recipe());
     case precision_mode::mxfp4:
-      return ops::mx_linear<float4_e2m1fn>(x, weight, bias);
+      return ops::mx_linear<float4_e2m1fn>(x, weight, bias, detail::mx_options_of(amp));
     default:
       return ops::linear(x, weight, bias);
   }
@@ -107,7 +114,7 @@ inline ops::linear_grads session_linear_backward(precision_session& amp, std::si
     case precision_mode::float8:
       return ops::fp8_linear_backward(grad_out, x, weight, bias, amp.fp8(), layer);
     case precision_mode::mxfp8:
-      return ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(grad_out, x, weight, bias);
+      return ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(grad_out, x, weight, bias, detail::mx_options_of(amp));
     case precision_mode::fp8_block:
       return ops::fp8_block_linear_backward(grad_out, x, weight, bias);
     case precision_mode::nvfp4:
@@ -115,7 +122,8 @@ inline ops::linear_grads session_linear_backward(precision_session& amp, std::si
     case precision_mode::fp8_rowwise:
       return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, detail::rowwise_recipe());
     case precision_mode::mxfp4:
-      return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias);
+      return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias,
+                                                                   detail::mx_options_of(amp));
     default:
       return ops::linear_backward(grad_out, x, weight, bias);
   }

@@ -33,6 +33,7 @@
 
 #include "../scaling/all_reduce_options.hpp"
 #include "../dtype.hpp"
+#include "../mx/scale_sharing.hpp"
 #include "../rounding.hpp"
 #include "../scaling/fp8/delayed_scaling.hpp"
 #include "../scaling/options.hpp"
@@ -108,6 +109,11 @@ struct recipe {
   // Layers kept in another precision (overrides.hpp): rules matched against the registered
   // parameters' names when training starts.
   precision_overrides overrides;
+
+  // The MX recipes (mxfp8, mxfp4): whether a weight's scales are per block of 32 (OCP MX) or
+  // per 32 × 32 tile (Transformer Engine's 2D weight quantisation: the forward and the backward
+  // then see the same quantised weight; ops::mx_linear_options::weight_scales).
+  mx_scale_sharing mx_weight_scales = mx_scale_sharing::block;
 
   // Data parallelism (precision_session::use_process_group, process_group.hpp): the dtype the
   // gradients travel in between the processes (PyTorch FSDP's reduce_dtype; the sum is taken in

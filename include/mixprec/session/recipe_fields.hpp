@@ -64,6 +64,11 @@ inline enum_names<fp8_format> names_of(fp8_format) {
       {"hybrid", fp8_format::hybrid}, {"e4m3", fp8_format::e4m3}, {"e5m2", fp8_format::e5m2}};
   return names_from(table);
 }
+inline enum_names<mx_scale_sharing> names_of(mx_scale_sharing) {
+  static constexpr std::pair<const char*, mx_scale_sharing> table[] = {{"block", mx_scale_sharing::block},
+                                                                       {"tile", mx_scale_sharing::tile}};
+  return names_from(table);
+}
 inline enum_names<amax_algorithm> names_of(amax_algorithm) {
   static constexpr std::pair<const char*, amax_algorithm> table[] = {{"max", amax_algorithm::max},
                                                                      {"most_recent", amax_algorithm::most_recent}};
@@ -140,6 +145,7 @@ void visit_recipe_fields(R& r, F&& f) {
   f(field_info{"margin", "an integer in [-100, 6] (13 with fp8_format=e5m2)"}, r.margin);
   f(field_info{"amax_history_len", "an integer in [1, 65536]"}, r.amax_history_len);
   f(field_info{"amax_compute_algo", ""}, r.amax_compute_algo);
+  f(field_info{"mx_weight_scales", ""}, r.mx_weight_scales);
   f(field_info{"reduce_dtype", ""}, r.reduce_dtype);
   f(field_info{"bucket_bytes", "an integer in [4, 1073741824]"}, r.bucket_bytes);
   f(field_info{"weight_check_interval", "an integer >= 0 (0: never)"}, r.weight_check_interval);

@@ -1,6 +1,6 @@
 // precision_session's saved state (included by precision_session.hpp).  The frame is the one
 // every saved state of the library shares (scaling/state.hpp: magic, version, payload size,
-// payload, CRC-32); the payload, version 7:
+// payload, CRC-32); the payload, version 8:
 //
 //   str    the active recipe's settings_text (u16 length; its override rules included)
 //   blob   the schedule's schedule_text, then u32 next change, u8 fallback used,
@@ -20,8 +20,9 @@
 // read: version 1 lacks the count of scale changes (the session does not make up a statistic),
 // versions 1 and 2 hold neither the parameters nor the optimizer, without which a run does not
 // continue, version 3 neither the recipe's kahan_summation nor the compensations, version 4
-// not the schedule's position, version 5 not the recipe's per-layer overrides, and version 6 not
-// its data-parallel keys (reduce_dtype, bucket_bytes, weight_check_interval).
+// not the schedule's position, version 5 not the recipe's per-layer overrides, version 6 not
+// its data-parallel keys (reduce_dtype, bucket_bytes, weight_check_interval), and version 7 not
+// its mx_weight_scales.
 //
 // A session loads a state whose active recipe is its own, or (after a switch) one of its
 // schedule's recipes: it then trains with that recipe, its parameters stored as it says.
@@ -31,7 +32,7 @@ namespace mixprec {
 namespace detail {
 
 constexpr char session_magic[8] = {'M', 'X', 'S', 'E', 'S', 'S', 'O', 'N'};
-constexpr std::uint32_t session_state_version = 7;
+constexpr std::uint32_t session_state_version = 8;
 constexpr std::size_t session_settings_limit = 4096;
 
 inline void write_blob(detail::state_writer& w, const std::vector<std::uint8_t>& blob) {

@@ -14,6 +14,7 @@
 
 #include "benchmark_support.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -58,6 +59,22 @@ void time_mixprec_pass(benchmark::State& state, Pass pass) {
 template <class T>
 void mixprec_encode(benchmark::State& state) {
   time_mixprec_pass<float, T>(state, [](const float* in, std::size_t n, T* out) { convert_n(in, n, out); });
+}
+
+// float -> T for the unsigned scale formats (ue4m3): |Gaussian| inputs, as their scales are.
+template <class T>
+void mixprec_encode_magnitudes(benchmark::State& state) {
+  const std::size_t n = elements(state);
+  std::vector<float> in = gaussian_input(n);
+  for (float& v : in) v = std::fabs(v);
+  std::vector<T> out(n);
+  set_bulk_threads(static_cast<unsigned>(state.range(1)));
+  for (auto _ : state) {
+    convert_n(in.data(), n, out.data());
+    benchmark::ClobberMemory();
+  }
+  set_bulk_threads(1);
+  report<T>(state, sizeof(float) + sizeof(T));
 }
 
 template <class T>
@@ -206,14 +223,24 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(memcpy_same_bytes, 6)->Apply(sizes_and_threads);  // float <-> 16-bit
 BENCHMARK_TEMPLATE(memcpy_same_bytes, 5)->Apply(sizes_and_threads);  // float <-> 8-bit
+BENCHMARK_TEMPLATE(memcpy_same_bytes, 8)->Apply(sizes_and_threads);  // float <-> tfloat32
 BENCHMARK_TEMPLATE(mixprec_encode, bfloat16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_encode, float16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_encode, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_encode, float8_e5m2)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float8_e4m3)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float8_e3m4)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, float8_e4m3b11fnuz)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode_magnitudes, float8_ue4m3)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_encode, tfloat32)->Apply(sizes_and_threads);  // integer loop, 4 + 4 bytes
 BENCHMARK_TEMPLATE(mixprec_decode, bfloat16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_decode, float16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_decode, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_decode, float8_e5m2)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float8_e4m3)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float8_e3m4)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, float8_e4m3b11fnuz)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(mixprec_decode, tfloat32)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(fused_quantize, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_stochastic, bfloat16)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mixprec_stochastic, float8_e4m3fn)->Apply(sizes_and_threads);

@@ -216,7 +216,7 @@ report_section throughput_section(const format_selection& formats, const workloa
   for_each_format(formats, [&](auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same<T, float32>::value) {  // float to float is the memcpy row
-      // e8m0 holds only positive values: a negative input is a NaN, not a measure of its speed.
+      // e8m0 and ue4m3 hold no negative values: a negative input is a NaN, not a measure of speed.
       const conversion_speed speed =
           measure_conversion_speed<T>(holds_values<T> ? input : magnitudes, work.min_seconds);
       table.add_row({name.type, format_number(speed.encode_gb_per_s), format_number(speed.decode_gb_per_s)});
@@ -225,7 +225,7 @@ report_section throughput_section(const format_selection& formats, const workloa
   return {"throughput",
           "Bulk conversion speed: mixprec::convert_n, one thread, " + std::to_string(input.size()) + " values", table,
           std::string("Bytes read plus bytes written per second, the median of 3 timings; inputs N(0, 1) (their "
-                      "magnitudes for float8_e8m0fnu, which holds only positive values); SIMD path ") +
+                      "magnitudes for float8_e8m0fnu and float8_ue4m3, which hold no negative values); SIMD path ") +
               mixprec::to_string(mixprec::active_simd_path()) +
               " (chosen at run time). memcpy is the machine's limit for the same array; a conversion can beat it "
               "because it writes fewer bytes than it reads. Careful figures, with Google Benchmark: "

@@ -33,8 +33,9 @@ struct format_name {
 };
 
 // float8_e8m0fnu holds powers of two from 2^-127 to 2^127 and nothing else (no zero, no sign):
-// it is the shared scale of the OCP MX block formats, not a format for values.  The range table
-// lists it; the measurements of values leave it out, and block scaling uses it as the scale.
+// it is the shared scale of the OCP MX block formats, not a format for values; float8_ue4m3 (no
+// sign) is NVFP4's block scale.  The range table lists them; the measurements of values leave
+// them out, and block scaling uses e8m0 as the scale.
 template <class T>
 constexpr bool holds_values = mixprec::describe<T>().is_signed;
 
@@ -75,14 +76,19 @@ void for_each_format(const format_selection& selection, F&& f) {
   visit(format_tag<float32>{}, {"float32", "fp32"});
   visit(format_tag<mixprec::float16>{}, {"float16", "fp16"});
   visit(format_tag<mixprec::bfloat16>{}, {"bfloat16", "bf16"});
+  visit(format_tag<mixprec::tfloat32>{}, {"tfloat32", "tf32"});
   visit(format_tag<mixprec::float8_e4m3fn>{}, {"float8_e4m3fn", "e4m3fn"});
   visit(format_tag<mixprec::float8_e5m2>{}, {"float8_e5m2", "e5m2"});
   visit(format_tag<mixprec::float8_e4m3fnuz>{}, {"float8_e4m3fnuz", "e4m3fnuz"});
   visit(format_tag<mixprec::float8_e5m2fnuz>{}, {"float8_e5m2fnuz", "e5m2fnuz"});
+  visit(format_tag<mixprec::float8_e4m3>{}, {"float8_e4m3", "e4m3"});
+  visit(format_tag<mixprec::float8_e3m4>{}, {"float8_e3m4", "e3m4"});
+  visit(format_tag<mixprec::float8_e4m3b11fnuz>{}, {"float8_e4m3b11fnuz", "e4m3b11fnuz"});
   visit(format_tag<mixprec::float6_e3m2fn>{}, {"float6_e3m2fn", "e3m2fn"});
   visit(format_tag<mixprec::float6_e2m3fn>{}, {"float6_e2m3fn", "e2m3fn"});
   visit(format_tag<mixprec::float4_e2m1fn>{}, {"float4_e2m1fn", "e2m1fn"});
   visit(format_tag<mixprec::float8_e8m0fnu>{}, {"float8_e8m0fnu", "e8m0fnu"});
+  visit(format_tag<mixprec::float8_ue4m3>{}, {"float8_ue4m3", "ue4m3"});
 }
 
 inline format_selection format_selection::parse(const std::string& list) {

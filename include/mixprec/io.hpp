@@ -211,9 +211,9 @@ inline std::ostream& write_padded(std::ostream& os, std::string text) {
 // Reads a minifloat from text (grammar in detail::number_scanner and docs/io.md): the exact
 // value, rounded once by r, with overflow and underflow as convert<T>(double) treats a double
 // at the same place.  Throws parse_error for text that is not exactly one number.
-template <class T>
+// (T::format: a minifloat; the narrow integers' parse is in intn_io.hpp.)
+template <class T, class Format = typename T::format>
 T parse(std::string_view text, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) {
-  using Format = typename T::format;
   static_assert(std::is_same<T, minifloat<Format>>::value, "parse<T> reads minifloat types");
   detail::number_scanner scanner;
   for (std::size_t i = 0; i < text.size(); ++i) {

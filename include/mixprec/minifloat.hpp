@@ -1,7 +1,7 @@
 // minifloat<Format>: the one value type.  Every named type of the library (float16, bfloat16,
 // the fp8/fp6/fp4 formats, e8m0) is an instance; a user format is one descriptor away:
 //
-//   using float8_e3m4 = mixprec::minifloat<mixprec::binary_format<3, 4, 3, mixprec::special_encoding::ieee>>;
+//   using float7_e3m3 = mixprec::minifloat<mixprec::binary_format<3, 3, 3, mixprec::special_encoding::ieee>>;
 //
 // Construction from float/double/integers rounds once, to nearest with ties to even, with the
 // non-finite overflow rule (inf, else NaN, else ±max); mixprec::convert offers every other mode.

@@ -64,6 +64,31 @@ struct float8_ue4m3 : binary_format<4, 3, 7, special_encoding::nan_all_ones, /*I
   static constexpr const char* name = "float8_ue4m3";
 };
 
+// IEEE-style E4M3 (ml_dtypes float8_e4m3; IEEE 754 rules with bias 7): the top binade holds
+// infinity 0'1111'000 and NaNs.  max 0'1110'111 = (1 + 0b111 × 2^-3) × 2^(14 - 7) = 240,
+// min normal 0'0001'000 = 2^-6, min subnormal 0'0000'001 = 2^-9.
+struct float8_e4m3 : binary_format<4, 3, 7, special_encoding::ieee> {
+  static constexpr const char* name = "float8_e4m3";
+};
+// IEEE-style E3M4 (ml_dtypes float8_e3m4).  max 0'110'1111 = (1 + 0b1111 × 2^-4) × 2^(6 - 3) = 15.5,
+// min normal 0'001'0000 = 2^-2 = 0.25, min subnormal 0'000'0001 = 2^(-2 - 4) = 2^-6; inf 0'111'0000.
+struct float8_e3m4 : binary_format<3, 4, 3, special_encoding::ieee> {
+  static constexpr const char* name = "float8_e3m4";
+};
+// E4M3 with bias 11, no infinity, no -0, NaN = 0x80 (ml_dtypes float8_e4m3b11fnuz, Google TPU).
+// max 0'1111'111 = 1.875 × 2^(15 - 11) = 30, min normal 2^-10, min subnormal 0'0000'001 = 2^-13.
+struct float8_e4m3b11fnuz : binary_format<4, 3, 11, special_encoding::nan_negative_zero> {
+  static constexpr const char* name = "float8_e4m3b11fnuz";
+};
+// NVIDIA TensorFloat-32: float's sign and exponent with 10 mantissa bits, 19 bits stored in the
+// low bits of a 32-bit word (code = float bits >> 13; CUTLASS tfloat32_t keeps the float layout
+// with the low 13 bits zero instead).  max 0'11111110'1111111111 = (2 - 2^-10) × 2^127
+// ≈ 3.4012e38, min normal 2^-126, min subnormal 2^-136.  CUDA's cvt.rna.tf32.f32 rounds ties
+// away: rounding::nearest_away.
+struct tfloat32 : binary_format<8, 10, 127, special_encoding::ieee> {
+  static constexpr const char* name = "tfloat32";
+};
+
 }  // namespace formats
 
 using float16 = minifloat<formats::float16>;
@@ -77,10 +102,15 @@ using float6_e2m3fn = minifloat<formats::float6_e2m3fn>;
 using float4_e2m1fn = minifloat<formats::float4_e2m1fn>;
 using float8_e8m0fnu = minifloat<formats::float8_e8m0fnu>;
 using float8_ue4m3 = minifloat<formats::float8_ue4m3>;
+using float8_e4m3 = minifloat<formats::float8_e4m3>;
+using float8_e3m4 = minifloat<formats::float8_e3m4>;
+using float8_e4m3b11fnuz = minifloat<formats::float8_e4m3b11fnuz>;
+using tfloat32 = minifloat<formats::tfloat32>;
 
 using fp16 = float16;
 using bf16 = bfloat16;
 using fp8_e4m3 = float8_e4m3fn;
 using fp8_e5m2 = float8_e5m2;
+using tf32 = tfloat32;  // CUTLASS tfloat32_t, PyTorch's "tf32" matmul precision
 
 }  // namespace mixprec

@@ -5,7 +5,11 @@
 // `stochastic` among the modes (or `all`) also compares convert_stochastic_n's kernels: input i
 // of the sweep is element i of one long array, rounded with philox_bits(seed, i).
 //
+// `stochastic` runs both rules (proportional, equal_probability); --subnormals flush or both
+// also compares the subnormals::flush paths of convert_n and convert_stochastic_n.
+//
 //   bulk_sweep [--types a,b,...] [--modes all|<mode>|stochastic,...] [--stride N] [--threads N]
+//              [--subnormals keep|flush|both]
 #include <mixprec/bulk/convert_n.hpp>
 
 #include <cstdio>
@@ -31,8 +35,13 @@ std::vector<simd_path> vector_paths() {
   return paths;
 }
 
+std::string mode_name(const char* mode, subnormals s) {
+  return std::string(mode) + (s == subnormals::flush ? "/flush" : "");
+}
+
 template <class T>
-int sweep(const std::vector<rounding>& modes, bool stochastic, std::uint64_t stride, unsigned threads) {
+int sweep(const std::vector<rounding>& modes, bool stochastic, const std::vector<subnormals>& policies,
+          std::uint64_t stride, unsigned threads) {
   const std::vector<simd_path> paths = vector_paths();
   const std::string name = format_name<typename T::format>();
   std::atomic<std::uint64_t> checks{0}, mismatches{0};
@@ -59,36 +68,45 @@ int sweep(const std::vector<rounding>& modes, bool stochastic, std::uint64_t str
               }
             }
           };
-          for (rounding r : modes) {
-            for (overflow o : all_overflows) {
-              for (std::size_t i = 0; i < n; ++i) expected[i] = convert<T>(in[i], r, o);
-              for (simd_path path : paths) {
-                detail::convert_n_on(path, in.data(), n, actual.data(), r, o);
-                compare(path, to_string(r), o);
+          for (subnormals s : policies) {
+            for (rounding r : modes) {
+              for (overflow o : all_overflows) {
+                for (std::size_t i = 0; i < n; ++i) expected[i] = convert<T>(in[i], r, o, s);
+                for (simd_path path : paths) {
+                  detail::convert_n_on(path, in.data(), n, actual.data(), r, o, s);
+                  compare(path, mode_name(to_string(r), s).c_str(), o);
+                }
               }
             }
-          }
-          if (stochastic) {
+            if (!stochastic) continue;
+            // Input i of the sweep is element i of one long array (one thread's share of it
+            // starting at `index`); with flush, each block is an array of its own.
             constexpr std::uint64_t seed = 0x5EED5EED12345678u;
-            const std::uint64_t index = b * block / stride;  // of in[0] in the whole sweep
-            for (overflow o : all_overflows) {
-              for (std::size_t i = 0; i < n; ++i) {
-                expected[i] = convert_stochastic<T>(in[i], detail::philox_bits(seed, index + i), o);
-              }
-              for (simd_path path : paths) {
-                detail::stochastic_serial(path, in.data(), n, actual.data(), o, seed, index);
-                compare(path, "stochastic", o);
+            const std::uint64_t index = s == subnormals::keep ? b * block / stride : 0;  // of in[0]
+            for (stochastic_rule rule : {stochastic_rule::proportional, stochastic_rule::equal_probability}) {
+              for (overflow o : all_overflows) {
+                for (std::size_t i = 0; i < n; ++i) {
+                  expected[i] = convert_stochastic<T>(in[i], detail::philox_bits(seed, index + i), o, rule, s);
+                }
+                for (simd_path path : paths) {
+                  if (s == subnormals::keep) {
+                    detail::stochastic_serial(path, in.data(), n, actual.data(), o, seed, index, rule);
+                  } else {
+                    detail::convert_stochastic_n_on(path, in.data(), n, actual.data(), seed, o, rule, s);
+                  }
+                  compare(path, mode_name(to_string(rule), s).c_str(), o);
+                }
               }
             }
           }
         }
       });
   std::printf(
-      "%-14s %zu paths x %zu modes x 2 overflow modes over 2^32 floats / stride %llu: %llu checks, %llu "
-      "mismatches, %.1f s\n",
-      name.c_str(), paths.size(), modes.size() + (stochastic ? 1 : 0), static_cast<unsigned long long>(stride),
-      static_cast<unsigned long long>(checks.load()), static_cast<unsigned long long>(mismatches.load()),
-      clock.seconds());
+      "%-14s %zu paths x %zu modes x 2 overflow modes x %zu subnormal policies over 2^32 floats / stride %llu: "
+      "%llu checks, %llu mismatches, %.1f s\n",
+      name.c_str(), paths.size(), modes.size() + (stochastic ? 2 : 0), policies.size(),
+      static_cast<unsigned long long>(stride), static_cast<unsigned long long>(checks.load()),
+      static_cast<unsigned long long>(mismatches.load()), clock.seconds());
   return mismatches == 0 ? 0 : 1;
 }
 
@@ -98,6 +116,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> types = {"bfloat16", "float16", "float8_e4m3fn", "float8_e5m2"};
   std::vector<rounding> modes = {rounding::nearest_even};
   bool stochastic = false;
+  std::vector<subnormals> policies = {subnormals::keep};
   std::uint64_t stride = 1;
   unsigned threads = 0;
   for (int i = 1; i < argc; ++i) {
@@ -117,8 +136,19 @@ int main(int argc, char** argv) {
       stride = std::max<std::uint64_t>(1, std::stoull(argv[++i]));
     } else if (arg == "--threads" && i + 1 < argc) {
       threads = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (arg == "--subnormals" && i + 1 < argc) {
+      const std::string which = argv[++i];
+      policies.clear();
+      if (which == "keep" || which == "both") policies.push_back(subnormals::keep);
+      if (which == "flush" || which == "both") policies.push_back(subnormals::flush);
+      if (policies.empty()) {
+        std::fprintf(stderr, "--subnormals takes keep, flush or both\n");
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: %s [--types a,b] [--modes all|<mode>|stochastic,...] [--stride N] [--threads N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--types a,b] [--modes all|<mode>|stochastic,...] [--stride N] [--threads N] "
+                   "[--subnormals keep|flush|both]\n",
                    argv[0]);
       return 2;
     }
@@ -129,7 +159,7 @@ int main(int argc, char** argv) {
   int status = 0;
   for (const std::string& type : types) {
     if (!mixprec_test::with_type_named(
-            type, [&](auto tag) { status |= sweep<decltype(tag)>(modes, stochastic, stride, threads); })) {
+            type, [&](auto tag) { status |= sweep<decltype(tag)>(modes, stochastic, policies, stride, threads); })) {
       std::fprintf(stderr, "unknown type: %s\n", type.c_str());
       return 2;
     }

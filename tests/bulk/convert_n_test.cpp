@@ -163,6 +163,39 @@ TEMPLATE_TEST_CASE("convert_n to float and double decodes every code exactly on 
   });
 }
 
+TEST_CASE("tfloat32's integer loop equals the scalar conversion at and around every breakpoint, every mode",
+          "[bulk][tfloat32]") {
+  // For every 7th code c (both signs): the float c << 13 and the floats just above it, at the
+  // midpoint to the next code and just below the next code; infinities and NaNs included.
+  std::vector<float> input;
+  for (std::uint32_t c = 0; c < (1u << 19); c += 7) {
+    for (std::uint32_t low : {0u, 1u, 0xFFFu, 0x1000u, 0x1001u, 0x1FFFu}) {
+      const std::uint32_t bits = (c << 13) | low;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      input.push_back(f);
+    }
+  }
+  std::vector<tfloat32> out(input.size());
+  std::vector<float> back(input.size());
+  for (rounding r : mixprec_test::all_roundings) {
+    for (overflow o : mixprec_test::all_overflows) {
+      convert_n(input.data(), input.size(), out.data(), r, o);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < input.size(); ++i) wrong += out[i].bits() != convert<tfloat32>(input[i], r, o).bits();
+      INFO("mode " << to_string(r) << (o == overflow::saturate ? ", saturate" : ""));
+      CHECK(wrong == 0);
+    }
+  }
+  convert_n(out.data(), out.size(), back.data());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const float expected = static_cast<float>(out[i]);
+    wrong += std::memcmp(&expected, &back[i], 4) != 0 ? 1u : 0u;
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("convert_n between two minifloat types equals the scalar conversion on every path", "[bulk]") {
   on_every_path([] {
     std::vector<bfloat16> source;
@@ -309,7 +342,8 @@ TEMPLATE_TEST_CASE("convert_stochastic_n depends only on the seed and the elemen
         for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65},
                               std::size_t{200}, input.size()}) {
           std::vector<TestType> share(n);
-          detail::stochastic_serial(active_simd_path(), input.data(), n, share.data(), o, 7, first);
+          detail::stochastic_serial(active_simd_path(), input.data(), n, share.data(), o, 7, first,
+                                    stochastic_rule::proportional);
           for (std::size_t i = 0; i < n; ++i) {
             INFO("first " << first << ", n " << n << ", element " << i);
             REQUIRE(share[i].bits() ==

@@ -88,6 +88,30 @@ TEST_CASE("directed modes overflow as IEEE 754 says", "[convert][overflow]") {
   CHECK(convert<float4_e2m1fn>(-100.f).bits() == 0xF);
 }
 
+TEST_CASE("the ml_dtypes formats round and overflow by their own encodings", "[convert][overflow]") {
+  // float8_e4m3 (IEEE, max 240): 248 is the midpoint to 256, ties-to-even goes to infinity.
+  CHECK(convert<float8_e4m3>(247.f).bits() == 0x77);
+  CHECK(convert<float8_e4m3>(248.f).bits() == 0x78);
+  CHECK(convert<float8_e4m3>(248.f, rounding::nearest_even, overflow::saturate).bits() == 0x77);
+  CHECK(convert<float8_e4m3>(-inf).bits() == 0xF8);
+  // float8_e3m4 (IEEE, max 15.5): 15.75 ties to infinity; 2^-7 ties to even (zero).
+  CHECK(convert<float8_e3m4>(15.75f).bits() == 0x70);
+  CHECK(convert<float8_e3m4>(std::ldexp(1.f, -7)).bits() == 0x00);
+  CHECK(convert<float8_e3m4>(std::ldexp(3.f, -7)).bits() == 0x02);
+  // float8_e4m3b11fnuz (max 30, NaN 0x80): overflow is NaN, -0 is +0.
+  CHECK(convert<float8_e4m3b11fnuz>(31.f).bits() == 0x80);
+  CHECK(convert<float8_e4m3b11fnuz>(-31.f, rounding::nearest_even, overflow::saturate).bits() == 0xFF);
+  CHECK(convert<float8_e4m3b11fnuz>(-0.0f).bits() == 0x00);
+  // tfloat32: 1 + 2^-11 is a tie; RNE keeps 1, ties away (cvt.rna.tf32.f32) gives 1 + 2^-10.
+  CHECK(convert<tfloat32>(1.f + std::ldexp(1.f, -11)).bits() == (0x3F800000u >> 13));
+  CHECK(convert<tfloat32>(1.f + std::ldexp(1.f, -11), rounding::nearest_away).bits() == (0x3F802000u >> 13));
+  CHECK(convert<tfloat32>(std::numeric_limits<float>::max()).bits() == 0x3FC00);
+  CHECK(convert<tfloat32>(std::numeric_limits<float>::max(), rounding::toward_zero).bits() == 0x3FBFF);
+  CHECK(convert<tfloat32>(-std::numeric_limits<float>::max(), rounding::nearest_even, overflow::saturate).bits() ==
+        0x7FBFF);
+  CHECK(static_cast<float>(tfloat32(0.1f)) == float_of(0x3DCCC000u));
+}
+
 TEST_CASE("round-to-odd never makes a non-finite value from a finite one", "[convert][overflow]") {
   // Above 448 the odd e4m3fn code would be the NaN 0x7F, so 448 it is.
   CHECK(convert<float8_e4m3fn>(450.f, rounding::to_odd).bits() == 0x7E);

@@ -42,6 +42,16 @@ TEST_CASE("format_traits places the largest finite code by special-value scheme"
   STATIC_REQUIRE(format_traits<formats::float4_e2m1fn>::max_finite_magnitude == 0x7);
   // e8m0: 0xFF is NaN, 0xFE = 2^127.
   STATIC_REQUIRE(format_traits<formats::float8_e8m0fnu>::max_finite_magnitude == 0xFE);
+  // The ml_dtypes / CUTLASS additions: IEEE e4m3 and e3m4 give up their top binade to inf/NaN,
+  // e4m3b11fnuz keeps it, ue4m3 is e4m3fn without the sign, tf32 is float's top 19 bits.
+  STATIC_REQUIRE(format_traits<formats::float8_e4m3>::max_finite_magnitude == 0x77);
+  STATIC_REQUIRE(format_traits<formats::float8_e3m4>::max_finite_magnitude == 0x6F);
+  STATIC_REQUIRE(format_traits<formats::float8_e4m3b11fnuz>::max_finite_magnitude == 0x7F);
+  STATIC_REQUIRE(format_traits<formats::float8_ue4m3>::max_finite_magnitude == 0x7E);
+  STATIC_REQUIRE(format_traits<formats::tfloat32>::max_finite_magnitude == 0x3FBFF);
+  STATIC_REQUIRE(format_traits<formats::tfloat32>::infinity_magnitude == 0x3FC00);
+  STATIC_REQUIRE(std::is_same<format_traits<formats::tfloat32>::storage_type, std::uint32_t>::value);
+  STATIC_REQUIRE(format_traits<formats::tfloat32>::sign_mask == 0x40000);
 }
 
 TEST_CASE("format_traits gives the exponent range of normal numbers", "[format]") {
@@ -54,6 +64,12 @@ TEST_CASE("format_traits gives the exponent range of normal numbers", "[format]"
   STATIC_REQUIRE(format_traits<formats::float8_e8m0fnu>::max_exponent == 127);
   STATIC_REQUIRE(format_traits<formats::float8_e8m0fnu>::min_quantum_exponent == -127);
   STATIC_REQUIRE(format_traits<ieee_binary32>::min_quantum_exponent == -149);
+  STATIC_REQUIRE(format_traits<formats::float8_e3m4>::min_exponent == -2);
+  STATIC_REQUIRE(format_traits<formats::float8_e3m4>::min_quantum_exponent == -6);
+  STATIC_REQUIRE(format_traits<formats::float8_e4m3b11fnuz>::max_exponent == 4);  // 30 = 1.875 × 2^4
+  STATIC_REQUIRE(format_traits<formats::float8_e4m3b11fnuz>::min_quantum_exponent == -13);
+  STATIC_REQUIRE(format_traits<formats::tfloat32>::min_exponent == -126);
+  STATIC_REQUIRE(format_traits<formats::tfloat32>::min_quantum_exponent == -136);
 }
 
 TEST_CASE("format_traits puts NaN and infinity where each scheme says", "[format]") {

@@ -30,7 +30,8 @@ TEMPLATE_TEST_CASE("numeric_limits follows the standard's definitions", "[limits
 
   // max: the largest finite value; lowest: the most negative finite value.
   CHECK(static_cast<double>(L::max()) == largest);
-  CHECK(static_cast<double>(L::lowest()) == (p.is_signed ? -largest : smallest));
+  // An unsigned format's lowest is its zero (ue4m3), or its smallest value without one (e8m0).
+  CHECK(static_cast<double>(L::lowest()) == (p.is_signed ? -largest : p.has_subnormals ? 0.0 : smallest));
   // min: the smallest positive normal value; denorm_min: the smallest positive value.
   const double min_normal = std::ldexp(1.0, (p.has_subnormals ? 1 : 0) - p.bias);
   CHECK(static_cast<double>(L::min()) == min_normal);
@@ -118,4 +119,29 @@ TEST_CASE("well-known limits (IEEE 754, OFP8, OCP MX)", "[limits]") {
   CHECK(static_cast<double>(std::numeric_limits<float8_e8m0fnu>::max()) == std::ldexp(1.0, 127));
   CHECK(static_cast<double>(std::numeric_limits<float8_e8m0fnu>::min()) == std::ldexp(1.0, -127));
   CHECK(static_cast<float>(std::numeric_limits<float8_e8m0fnu>::epsilon()) == 1.0f);
+}
+
+TEST_CASE("well-known limits of the ml_dtypes and CUTLASS formats", "[limits]") {
+  // ml_dtypes: float8_e4m3 max 240, float8_e3m4 max 15.5 (min normal 0.25, smallest 2^-6),
+  // float8_e4m3b11fnuz max 30 (smallest 2^-13); CUTLASS tfloat32_t: float's range, epsilon 2^-10.
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3>::max()) == 240.f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3>::min()) == std::ldexp(1.f, -6));
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3>::denorm_min()) == std::ldexp(1.f, -9));
+  CHECK(std::isinf(static_cast<float>(std::numeric_limits<float8_e4m3>::infinity())));
+  CHECK(static_cast<float>(std::numeric_limits<float8_e3m4>::max()) == 15.5f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e3m4>::min()) == 0.25f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e3m4>::denorm_min()) == std::ldexp(1.f, -6));
+  CHECK(static_cast<float>(std::numeric_limits<float8_e3m4>::epsilon()) == 0.0625f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3b11fnuz>::max()) == 30.f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3b11fnuz>::lowest()) == -30.f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3b11fnuz>::min()) == std::ldexp(1.f, -10));
+  CHECK(static_cast<float>(std::numeric_limits<float8_e4m3b11fnuz>::denorm_min()) == std::ldexp(1.f, -13));
+  CHECK_FALSE(std::numeric_limits<float8_e4m3b11fnuz>::has_infinity);
+  CHECK(static_cast<float>(std::numeric_limits<float8_ue4m3>::max()) == 448.f);
+  CHECK(static_cast<float>(std::numeric_limits<float8_ue4m3>::lowest()) == 0.f);
+  CHECK(static_cast<float>(std::numeric_limits<tfloat32>::max()) == (2 - std::ldexp(1.f, -10)) * std::ldexp(1.f, 127));
+  CHECK(static_cast<float>(std::numeric_limits<tfloat32>::min()) == std::numeric_limits<float>::min());
+  CHECK(static_cast<float>(std::numeric_limits<tfloat32>::denorm_min()) == std::ldexp(1.f, -136));
+  CHECK(static_cast<float>(std::numeric_limits<tfloat32>::epsilon()) == std::ldexp(1.f, -10));
+  CHECK(std::numeric_limits<tfloat32>::digits == 11);
 }

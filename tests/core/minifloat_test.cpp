@@ -146,15 +146,15 @@ TEST_CASE("equal values hash equally", "[minifloat]") {
   CHECK(set.size() == 2);
 }
 
-// A user-defined format: IEEE-style e3m4 (bias 3), declared in one line.
-using float8_e3m4 = minifloat<binary_format<3, 4, 3, special_encoding::ieee>>;
+// A user-defined format: IEEE-style e3m3 (7 bits, bias 3), declared in one line.
+using float7_e3m3 = minifloat<binary_format<3, 3, 3, special_encoding::ieee>>;
 
 TEST_CASE("a user format gets conversions, arithmetic and limits from its descriptor", "[minifloat]") {
-  // max 0'110'1111 = (1 + 15/16) × 2^(6-3) = 15.5; inf 0'111'0000.
-  CHECK(static_cast<float>(std::numeric_limits<float8_e3m4>::max()) == 15.5f);
-  CHECK(float8_e3m4(16.0f).bits() == 0x70);  // beyond the midpoint 15.75: infinity
-  CHECK(float8_e3m4(15.7f).bits() == 0x6F);
-  CHECK(static_cast<float>(float8_e3m4(1.25f) * float8_e3m4(2.0f)) == 2.5f);
-  CHECK(format_name<float8_e3m4::format>() == "e3m4");
-  CHECK(convert<float8_e3m4>(100.0f, rounding::toward_zero).bits() == 0x6F);
+  // max 0'110'111 = (1 + 7/8) × 2^(6-3) = 15; inf 0'111'000.
+  CHECK(static_cast<float>(std::numeric_limits<float7_e3m3>::max()) == 15.0f);
+  CHECK(float7_e3m3(16.0f).bits() == 0x38);  // beyond the midpoint 15.5: infinity
+  CHECK(float7_e3m3(15.4f).bits() == 0x37);
+  CHECK(static_cast<float>(float7_e3m3(1.25f) * float7_e3m3(2.0f)) == 2.5f);
+  CHECK(format_name<float7_e3m3::format>() == "e3m3");
+  CHECK(convert<float7_e3m3>(100.0f, rounding::toward_zero).bits() == 0x37);
 }

@@ -1,10 +1,11 @@
-// types.hpp: the ten named formats match DESIGN.md's table row by row.
+// types.hpp: the named formats match DESIGN.md's table row by row.
 #include <mixprec/limits.hpp>
 #include <mixprec/types.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -41,6 +42,43 @@ TEST_CASE("each named type matches its row of DESIGN.md's table", "[types]") {
   check_row<float6_e2m3fn>({6, 2, 3, 1, false, 7.5});
   check_row<float4_e2m1fn>({4, 2, 1, 1, false, 6});
   check_row<float8_e8m0fnu>({8, 8, 0, 127, false, std::ldexp(1.0, 127)});
+  check_row<float8_ue4m3>({7, 4, 3, 7, false, 448});
+  check_row<float8_e4m3>({8, 4, 3, 7, true, 240});
+  check_row<float8_e3m4>({8, 3, 4, 3, true, 15.5});
+  check_row<float8_e4m3b11fnuz>({8, 4, 3, 11, false, 30});
+  check_row<tfloat32>({19, 8, 10, 127, true, (2 - std::ldexp(1.0, -10)) * std::ldexp(1.0, 127)});
+}
+
+TEST_CASE("the ml_dtypes and CUTLASS formats: their special codes and extremes", "[types]") {
+  // float8_e4m3 and float8_e3m4 are IEEE-style: exponent all ones is infinity or NaN.
+  CHECK(static_cast<float>(float8_e4m3::from_bits(0x78)) == std::numeric_limits<float>::infinity());
+  CHECK(static_cast<float>(float8_e4m3::from_bits(0xF8)) == -std::numeric_limits<float>::infinity());
+  CHECK(static_cast<float>(float8_e3m4::from_bits(0x70)) == std::numeric_limits<float>::infinity());
+  CHECK(static_cast<float>(float8_e3m4::from_bits(0x01)) == std::ldexp(1.f, -6));
+  CHECK(static_cast<float>(float8_e3m4::from_bits(0x10)) == 0.25f);
+  CHECK(static_cast<float>(float8_e4m3b11fnuz::from_bits(0x01)) == std::ldexp(1.f, -13));
+  CHECK(static_cast<float>(float8_e4m3b11fnuz::from_bits(0x7F)) == 30.f);
+  CHECK(static_cast<float>(float8_e4m3b11fnuz::from_bits(0xFF)) == -30.f);
+  int e4m3_nans = 0, e3m4_nans = 0, b11_nans = 0;
+  for (unsigned c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    e4m3_nans += std::isnan(static_cast<float>(float8_e4m3::from_bits(code))) ? 1 : 0;
+    e3m4_nans += std::isnan(static_cast<float>(float8_e3m4::from_bits(code))) ? 1 : 0;
+    b11_nans += std::isnan(static_cast<float>(float8_e4m3b11fnuz::from_bits(code))) ? 1 : 0;
+  }
+  CHECK(e4m3_nans == 14);  // S'1111'mmm, m != 0
+  CHECK(e3m4_nans == 30);  // S'111'mmmm, m != 0
+  CHECK(b11_nans == 1);    // 0x80
+  CHECK(std::isnan(static_cast<float>(float8_e4m3b11fnuz::from_bits(0x80))));
+  // tfloat32: a float with its low 13 bits cut off, so every code c decodes to the float c << 13.
+  for (std::uint32_t c = 0; c < (1u << 19); c += 97) {
+    const float f = static_cast<float>(tfloat32::from_bits(c));
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    if (!std::isnan(f)) CHECK(bits == c << 13);
+  }
+  STATIC_REQUIRE(sizeof(tfloat32) == 4);
+  STATIC_REQUIRE(sizeof(float8_e4m3) == 1 && sizeof(float8_e3m4) == 1 && sizeof(float8_e4m3b11fnuz) == 1);
 }
 
 TEST_CASE("the NaN encodings are the ones DESIGN.md lists", "[types]") {
@@ -78,4 +116,5 @@ TEST_CASE("the aliases name the same types", "[types]") {
   STATIC_REQUIRE(std::is_same<bf16, bfloat16>::value);
   STATIC_REQUIRE(std::is_same<fp8_e4m3, float8_e4m3fn>::value);
   STATIC_REQUIRE(std::is_same<fp8_e5m2, float8_e5m2>::value);
+  STATIC_REQUIRE(std::is_same<tf32, tfloat32>::value);
 }

@@ -34,7 +34,9 @@ __host__ __device__ unsigned exercise_all(float x, unsigned random) {
   return exercise<float16>(x, random) + exercise<bfloat16>(x, random) + exercise<float8_e4m3fn>(x, random) +
          exercise<float8_e5m2>(x, random) + exercise<float8_e4m3fnuz>(x, random) +
          exercise<float8_e5m2fnuz>(x, random) + exercise<float6_e3m2fn>(x, random) +
-         exercise<float6_e2m3fn>(x, random) + exercise<float4_e2m1fn>(x, random) + exercise<float8_e8m0fnu>(x, random);
+         exercise<float6_e2m3fn>(x, random) + exercise<float4_e2m1fn>(x, random) + exercise<float8_e8m0fnu>(x, random) +
+         exercise<float8_ue4m3>(x, random) + exercise<float8_e4m3>(x, random) + exercise<float8_e3m4>(x, random) +
+         exercise<float8_e4m3b11fnuz>(x, random) + exercise<tfloat32>(x, random);
 }
 
 __global__ void exercise_kernel(const float* in, unsigned* out, int n) {

@@ -17,7 +17,7 @@ using dynamic_matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
 
 TEMPLATE_TEST_CASE("every mixprec type lives in Eigen expressions with its own rounding", "[eigen]", float16, bfloat16,
                    float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float6_e3m2fn, float6_e2m3fn,
-                   float4_e2m1fn) {
+                   float4_e2m1fn, float8_ue4m3, float8_e4m3, float8_e3m4, float8_e4m3b11fnuz, tfloat32) {
   using T = TestType;
   dynamic_matrix<T> a(3, 4), b(3, 4);
   for (int i = 0; i < 3; ++i) {

@@ -51,9 +51,10 @@ def check_refusal(binary, arguments, status, *phrases):
     check(out == "", f"'{shown}' prints nothing on stdout")
 
 
-FORMATS = ["float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-           "float8_e5m2fnuz", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu"]
-VALUE_FORMATS = FORMATS[:-1]  # e8m0 is a scale format: not measured as a format for values
+FORMATS = ["float32", "float16", "bfloat16", "tfloat32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+           "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz", "float6_e3m2fn", "float6_e2m3fn",
+           "float4_e2m1fn", "float8_e8m0fnu", "float8_ue4m3"]
+VALUE_FORMATS = FORMATS[:-2]  # e8m0 and ue4m3 are scale formats: not measured as formats for values
 MX_ELEMENTS = ["float8_e4m3fn", "float8_e5m2", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn"]
 
 
@@ -76,7 +77,8 @@ def check_format_comparison(binary, scratch):
     by_format = {r["format"]: r for r in range_rows}
     expected_max = {"float16": 65504, "bfloat16": 3.3895e38, "float8_e4m3fn": 448, "float8_e5m2": 57344,
                     "float8_e4m3fnuz": 240, "float8_e5m2fnuz": 57344, "float6_e3m2fn": 28, "float6_e2m3fn": 7.5,
-                    "float4_e2m1fn": 6}
+                    "float4_e2m1fn": 6, "float8_e4m3": 240, "float8_e3m4": 15.5, "float8_e4m3b11fnuz": 30,
+                    "tfloat32": 3.4012e38, "float8_ue4m3": 448}
     for name, value in expected_max.items():
         got = float(by_format[name]["max"])
         check(abs(got - value) <= 1e-4 * value, f"{name} max is {value} (got {got})")
@@ -88,7 +90,8 @@ def check_format_comparison(binary, scratch):
     check(float(by_format["float4_e2m1fn"]["gigabytes_7b"]) == 3.5, "7e9 fp4 values take 3.5 GB packed")
 
     # Conversion error: eight sample sets times the ten formats for values.
-    check(len(conversion) == 8 * len(VALUE_FORMATS), f"80 conversion rows (got {len(conversion)})")
+    check(len(conversion) == 8 * len(VALUE_FORMATS),
+          f"{8 * len(VALUE_FORMATS)} conversion rows (got {len(conversion)})")
     check({r["format"] for r in conversion} == set(VALUE_FORMATS), "conversion covers every format for values")
     errors = {(r["values"], r["format"]): r for r in conversion}
     # Rounding to nearest keeps normal values within half an epsilon; bfloat16 has float's range,
@@ -116,7 +119,8 @@ def check_format_comparison(binary, scratch):
     check([k for k in accumulation[0].keys() if k.startswith("n_")] == ["n_10", "n_100", "n_1000", "n_10000"],
           f"accumulation columns n_10..n_10000 (got {list(accumulation[0].keys())})")
     rows = {(r["operation"], r["format"], r["accumulator"]): r for r in accumulation}
-    check(len(accumulation) == 2 * 2 * len(VALUE_FORMATS), f"40 accumulation rows (got {len(accumulation)})")
+    check(len(accumulation) == 2 * 2 * len(VALUE_FORMATS),
+          f"{4 * len(VALUE_FORMATS)} accumulation rows (got {len(accumulation)})")
     fp16_sum = rows.get(("sum", "float16", "format"))
     float_sum = rows.get(("sum", "float16", "float"))
     check(fp16_sum is not None and float(fp16_sum["n_10000"]) > 0.1,

@@ -15,12 +15,13 @@ std::vector<std::string> selected(const format_selection& selection) {
 }
 }  // namespace
 
-TEST_CASE("every format of the library is compared, float32 first and e8m0 last") {
+TEST_CASE("every format of the library is compared, float32 first and the two scale formats last") {
   const std::vector<std::string> all = selected(format_selection{});
-  REQUIRE(all.size() == 11);
+  REQUIRE(all.size() == 16);
   CHECK(all.front() == "float32");
   CHECK(all[1] == "float16");
-  CHECK(all.back() == "float8_e8m0fnu");
+  CHECK(all[all.size() - 2] == "float8_e8m0fnu");
+  CHECK(all.back() == "float8_ue4m3");
 }
 
 TEST_CASE("the C++ names are the library's own") {
@@ -40,16 +41,19 @@ TEST_CASE("an unknown format name is a usage error that lists the known ones") {
   using Catch::Matchers::Contains;
   CHECK_THROWS_MATCHES(format_selection::parse("fp16,fp7"), usage_error,
                        Catch::Matchers::Message(
-                           "--formats: unknown format 'fp7' (known: fp32, fp16, bf16, e4m3fn, e5m2, e4m3fnuz, "
-                           "e5m2fnuz, e3m2fn, e2m3fn, e2m1fn or e8m0fnu, or their C++ names such as float8_e4m3fn)"));
+                           "--formats: unknown format 'fp7' (known: fp32, fp16, bf16, tf32, e4m3fn, e5m2, e4m3fnuz, "
+                           "e5m2fnuz, e4m3, e3m4, e4m3b11fnuz, e3m2fn, e2m3fn, e2m1fn, e8m0fnu or ue4m3, or their C++ "
+                           "names such as float8_e4m3fn)"));
   CHECK_THROWS_AS(format_selection::parse(""), usage_error);
   CHECK_THROWS_AS(format_selection::parse("fp16,"), usage_error);
 }
 
-TEST_CASE("only e8m0 is a scale format; the MX element formats are the five OCP ones") {
+TEST_CASE("only e8m0 and ue4m3 are scale formats; the MX element formats are the five OCP ones") {
   CHECK(holds_values<float32>);
   CHECK(holds_values<mixprec::float4_e2m1fn>);
   CHECK_FALSE(holds_values<mixprec::float8_e8m0fnu>);
+  CHECK_FALSE(holds_values<mixprec::float8_ue4m3>);
+  CHECK(holds_values<mixprec::tfloat32>);
   CHECK(is_mx_element<mixprec::float8_e4m3fn>);
   CHECK(is_mx_element<mixprec::float6_e2m3fn>);
   CHECK_FALSE(is_mx_element<mixprec::float8_e4m3fnuz>);

@@ -216,6 +216,18 @@ int sweep(unsigned threads) {
               if (actual != expected) report(x, "stochastic", mixprec::to_string(o), expected, actual);
               ++local_checks;
             }
+            // equal_probability: the threshold is 2^31 for every inexact input whose fraction is
+            // below 1 (a fraction of 1 or more, or e8m0's stand-in, is always away), also when
+            // the lost part lies below the 32-bit window (t == 0 for a tiny excess).
+            const bool inexact = ordinary && toward_zero != away;
+            const std::uint64_t equal_t = !inexact ? 0 : t == (std::uint64_t{1} << 32) ? t : std::uint64_t{1} << 31;
+            for (std::uint32_t random : {0u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, mix(bits_of(x))}) {
+              const std::uint32_t expected = equal_t + random >= (std::uint64_t{1} << 32) ? away : toward_zero;
+              const storage actual =
+                  mixprec::convert_stochastic<T>(x, random, o, mixprec::stochastic_rule::equal_probability).bits();
+              if (actual != expected) report(x, "stochastic_equal", mixprec::to_string(o), expected, actual);
+              ++local_checks;
+            }
           }
         }
       }
@@ -227,8 +239,8 @@ int sweep(unsigned threads) {
   });
   const double seconds = clock.seconds();
   std::printf(
-      "%-16s %llu double inputs, %llu checks (12 modes, T(double), stochastic x 2 x up to 6 random words): "
-      "%llu mismatches, %.1f s\n",
+      "%-16s %llu double inputs, %llu checks (14 modes, T(double), stochastic x 2 x up to 6 random words, "
+      "equal-probability x 2 x 5): %llu mismatches, %.1f s\n",
       name.c_str(), static_cast<unsigned long long>(inputs.load()), static_cast<unsigned long long>(checks.load()),
       static_cast<unsigned long long>(mismatches.load()), seconds);
   std::printf("%-16s double -> float -> T would differ on %llu inputs; per mode (non_finite/saturate):", name.c_str(),

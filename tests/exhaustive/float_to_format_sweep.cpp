@@ -15,12 +15,17 @@
 //                       the 16-bit formats under the modes that CI does not sweep exhaustively.
 //
 // Stochastic rounding is checked exactly per input: with random bits r the result must be the
-// neighbour away from zero iff floor(fraction × 2^32) + r >= 2^32, fraction = (|x| - lower) / gap.
+// neighbour away from zero iff floor(fraction × 2^32) + r >= 2^32, fraction = (|x| - lower) / gap
+// (stochastic_rule::proportional), iff 2^31 + r >= 2^32 for an inexact |x| (equal_probability).
 // r is a hash of the input; on every sampled input and on the first input of each interval also
 // the words on either side of the decision, 0 and 2^32 - 1.
 //
+// --subnormals flush (or both) checks subnormals::flush as well: below T's smallest normal the
+// candidates are 0 and the smallest normal, the tie goes up under nearest_even and round-to-odd
+// goes up (CPFloat's CPFLOAT_SUBN_RND), each decided here from |x| / min normal, an exact double.
+//
 //   float_to_format_sweep <type> [--modes all|<mode>,...] [--no-stochastic] [--stride N]
-//                         [--inputs all|sampled] [--random N] [--threads N]
+//                         [--inputs all|sampled] [--random N] [--threads N] [--subnormals keep|flush|both]
 //
 // Prints the number of inputs and checks, the mismatches (the first few in full) and the time;
 // exits non-zero on any mismatch.
@@ -48,12 +53,21 @@ using mixprec::rounding;
 struct mode_pair {
   rounding r;
   overflow o;
+  mixprec::subnormals s = mixprec::subnormals::keep;
+};
+
+// One way of rounding stochastically: the rule, and the subnormal policy.
+struct stochastic_variant {
+  mixprec::stochastic_rule rule;
+  mixprec::subnormals s;
+  const char* name;
 };
 
 struct options {
   std::string type;
   std::vector<mode_pair> modes;
   bool stochastic = true;
+  std::vector<stochastic_variant> stochastic_variants;
   std::uint64_t stride = 1;
   bool sampled = false;                                  // --inputs sampled
   std::uint64_t random_inputs = std::uint64_t{1} << 28;  // with --inputs sampled
@@ -140,6 +154,7 @@ struct stochastic_rule {
   std::uint32_t toward_zero = 0, away = 0;
   bool fixed = true;         // exact, special or out of the format's domain: always toward_zero
   bool always_away = false;  // e8m0 below its smallest value: that value stands in
+  bool equal = false;        // equal_probability: 2^31 for every inexact magnitude
   double lower = 0, upper = 0, scale = 0;
 
   // floor(fraction × 2^32), capped at 2^32, with fraction = (m - lower) / gap, computed exactly:
@@ -149,6 +164,7 @@ struct stochastic_rule {
   std::uint64_t threshold(float magnitude) const {
     if (fixed) return 0;
     if (always_away || static_cast<double>(magnitude) >= upper) return two_to_32;
+    if (equal) return two_to_32 / 2;
     return static_cast<std::uint64_t>((static_cast<double>(magnitude) - lower) * scale);
   }
   std::uint32_t expected(std::uint64_t threshold_value, std::uint32_t random) const {
@@ -178,10 +194,12 @@ class float_sweep {
         : opt_.stride == 1
             ? std::string("every one of the 2^32 float inputs")
             : "2^32 float inputs / stride " + std::to_string(opt_.stride) + " and every value and midpoint";
-    std::printf("%-16s %s, %zu deterministic mode pairs%s: %llu checks, %llu mismatches, %.1f s\n", name_.c_str(),
-                what.c_str(), opt_.modes.size(), opt_.stochastic ? " + stochastic (2 overflow modes)" : "",
-                static_cast<unsigned long long>(checks_.load()), static_cast<unsigned long long>(mismatches_.load()),
-                seconds);
+    const std::string stochastic =
+        opt_.stochastic ? " + " + std::to_string(opt_.stochastic_variants.size()) + " stochastic (2 overflow modes)"
+                        : "";
+    std::printf("%-16s %s, %zu deterministic mode triples%s: %llu checks, %llu mismatches, %.1f s\n", name_.c_str(),
+                what.c_str(), opt_.modes.size(), stochastic.c_str(), static_cast<unsigned long long>(checks_.load()),
+                static_cast<unsigned long long>(mismatches_.load()), seconds);
     return mismatches_ == 0 ? 0 : 1;
   }
 
@@ -189,6 +207,12 @@ class float_sweep {
   using storage = typename T::storage_type;
   using position = reference_format<double>::position;
 
+  static std::string mode_name(const mode_pair& m) {
+    return std::string(mixprec::to_string(m.r)) + (m.s == mixprec::subnormals::flush ? "/flush" : "");
+  }
+  void report(float x, const std::string& mode, const char* ovf, std::uint32_t expected, std::uint32_t actual) {
+    report(x, mode.c_str(), ovf, expected, actual);
+  }
   void report(float x, const char* mode, const char* ovf, std::uint32_t expected, std::uint32_t actual) {
     if (mismatches_.fetch_add(1) < 20) {
       std::lock_guard<std::mutex> lock(print_mutex_);
@@ -200,10 +224,12 @@ class float_sweep {
   // A magnitude's class and, for ordinary numbers, where the oracle puts it.
   struct located {
     bool is_nan = false, is_inf = false, is_zero = false, ordinary = false;
+    double magnitude = 0;
     position pos{};
   };
   located locate_magnitude(float magnitude) const {
     located l;
+    l.magnitude = static_cast<double>(magnitude);
     l.is_nan = std::isnan(magnitude);
     l.is_inf = std::isinf(magnitude);
     l.is_zero = magnitude == 0.0f;
@@ -212,15 +238,62 @@ class float_sweep {
     return l;
   }
 
+  // subnormals::flush changes this magnitude's result: below T's smallest normal, in T's domain.
+  bool flushed(const located& l, bool negative, mixprec::subnormals s) const {
+    return s == mixprec::subnormals::flush && l.ordinary && oracle_.parameters().has_subnormals &&
+           (!negative || oracle_.parameters().is_signed) && l.magnitude < min_normal_;
+  }
+
   std::uint32_t expected_code(const located& l, bool negative, mode_pair m) const {
+    if (flushed(l, negative, m.s)) {
+      const double half = min_normal_ / 2;
+      bool up = false;
+      switch (m.r) {
+        case rounding::nearest_even:  // the tie goes to the smallest normal (CPFloat)
+        case rounding::nearest_away:
+          up = l.magnitude >= half;
+          break;
+        case rounding::nearest_zero:
+          up = l.magnitude > half;
+          break;
+        case rounding::toward_zero:
+          up = false;
+          break;
+        case rounding::upward:
+          up = !negative;
+          break;
+        case rounding::downward:
+          up = negative;
+          break;
+        case rounding::to_odd:
+          up = true;
+          break;
+      }
+      return up ? min_normal_code(negative) : oracle_.zero(negative, m.o);
+    }
     return l.is_nan    ? oracle_.nan(negative)
            : l.is_inf  ? oracle_.infinity(negative, m.o)
            : l.is_zero ? oracle_.zero(negative, m.o)
                        : oracle_.round(negative, l.pos, m.r, m.o);
   }
 
-  stochastic_rule stochastic_rule_for(const located& l, bool negative, overflow o) const {
+  // The code of ±(smallest normal), from the oracle's table.
+  std::uint32_t min_normal_code(bool negative) const {
+    return oracle_.round(negative, locate(oracle_, min_normal_), rounding::nearest_even, overflow::non_finite);
+  }
+
+  stochastic_rule stochastic_rule_for(const located& l, bool negative, overflow o, const stochastic_variant& v) const {
     stochastic_rule rule;
+    rule.equal = v.rule == mixprec::stochastic_rule::equal_probability;
+    if (flushed(l, negative, v.s)) {
+      rule.fixed = false;
+      rule.toward_zero = oracle_.zero(negative, o);
+      rule.away = min_normal_code(negative);
+      rule.lower = 0;
+      rule.upper = min_normal_;
+      rule.scale = 4294967296.0 / min_normal_;
+      return rule;
+    }
     if (!l.ordinary) {
       rule.toward_zero = expected_code(l, negative, {rounding::nearest_even, o});
       return rule;
@@ -275,32 +348,34 @@ class float_sweep {
         const std::uint32_t expected = expected_code(l, negative, m);
         for (std::uint64_t u = start; u <= iv.last; u += stride) {
           const float x = float_of(static_cast<std::uint32_t>(u) | sign_bit);
-          const storage actual = mixprec::convert<T>(x, m.r, m.o).bits();
-          if (actual != expected) report(x, mixprec::to_string(m.r), mixprec::to_string(m.o), expected, actual);
+          const storage actual = mixprec::convert<T>(x, m.r, m.o, m.s).bits();
+          if (actual != expected) report(x, mode_name(m), mixprec::to_string(m.o), expected, actual);
         }
         checks += count;
       }
       if (!opt_.stochastic || !l.ordinary) continue;
-      for (overflow o : all_overflows) {
-        const stochastic_rule rule = stochastic_rule_for(l, negative, o);
-        // The decision's edges, on the interval's first input.
-        const float first_x = float_of(static_cast<std::uint32_t>(start) | sign_bit);
-        const std::uint64_t t = rule.threshold(float_of(static_cast<std::uint32_t>(start)));
-        for (std::uint32_t random : boundary_words(t)) {
-          const std::uint32_t expected = rule.expected(t, random);
-          const storage actual = mixprec::convert_stochastic<T>(first_x, random, o).bits();
-          if (actual != expected) report(first_x, "stochastic", mixprec::to_string(o), expected, actual);
-          ++checks;
+      for (const stochastic_variant& v : opt_.stochastic_variants) {
+        for (overflow o : all_overflows) {
+          const stochastic_rule rule = stochastic_rule_for(l, negative, o, v);
+          // The decision's edges, on the interval's first input.
+          const float first_x = float_of(static_cast<std::uint32_t>(start) | sign_bit);
+          const std::uint64_t t = rule.threshold(float_of(static_cast<std::uint32_t>(start)));
+          for (std::uint32_t random : boundary_words(t)) {
+            const std::uint32_t expected = rule.expected(t, random);
+            const storage actual = mixprec::convert_stochastic<T>(first_x, random, o, v.rule, v.s).bits();
+            if (actual != expected) report(first_x, v.name, mixprec::to_string(o), expected, actual);
+            ++checks;
+          }
+          for (std::uint64_t u = start; u <= iv.last; u += stride) {
+            const auto magnitude_bits = static_cast<std::uint32_t>(u);
+            const float x = float_of(magnitude_bits | sign_bit);
+            const std::uint32_t random = random_bits(magnitude_bits, negative);
+            const std::uint32_t expected = rule.expected(float_of(magnitude_bits), random);
+            const storage actual = mixprec::convert_stochastic<T>(x, random, o, v.rule, v.s).bits();
+            if (actual != expected) report(x, v.name, mixprec::to_string(o), expected, actual);
+          }
+          checks += count;
         }
-        for (std::uint64_t u = start; u <= iv.last; u += stride) {
-          const auto magnitude_bits = static_cast<std::uint32_t>(u);
-          const float x = float_of(magnitude_bits | sign_bit);
-          const std::uint32_t random = random_bits(magnitude_bits, negative);
-          const std::uint32_t expected = rule.expected(float_of(magnitude_bits), random);
-          const storage actual = mixprec::convert_stochastic<T>(x, random, o).bits();
-          if (actual != expected) report(x, "stochastic", mixprec::to_string(o), expected, actual);
-        }
-        checks += count;
       }
     }
     return checks;
@@ -315,21 +390,23 @@ class float_sweep {
     std::uint64_t checks = 0;
     for (const mode_pair& m : opt_.modes) {
       const std::uint32_t expected = expected_code(l, negative, m);
-      const storage actual = mixprec::convert<T>(x, m.r, m.o).bits();
-      if (actual != expected) report(x, mixprec::to_string(m.r), mixprec::to_string(m.o), expected, actual);
+      const storage actual = mixprec::convert<T>(x, m.r, m.o, m.s).bits();
+      if (actual != expected) report(x, mode_name(m), mixprec::to_string(m.o), expected, actual);
       ++checks;
     }
     if (!opt_.stochastic) return checks;
-    for (overflow o : all_overflows) {
-      const stochastic_rule rule = stochastic_rule_for(l, negative, o);
-      const std::uint64_t t = rule.threshold(magnitude);
-      std::vector<std::uint32_t> words = boundary_words(t);
-      words.push_back(random_bits(magnitude_bits, negative));
-      for (std::uint32_t random : words) {
-        const std::uint32_t expected = rule.expected(t, random);
-        const storage actual = mixprec::convert_stochastic<T>(x, random, o).bits();
-        if (actual != expected) report(x, "stochastic", mixprec::to_string(o), expected, actual);
-        ++checks;
+    for (const stochastic_variant& v : opt_.stochastic_variants) {
+      for (overflow o : all_overflows) {
+        const stochastic_rule rule = stochastic_rule_for(l, negative, o, v);
+        const std::uint64_t t = rule.threshold(magnitude);
+        std::vector<std::uint32_t> words = boundary_words(t);
+        words.push_back(random_bits(magnitude_bits, negative));
+        for (std::uint32_t random : words) {
+          const std::uint32_t expected = rule.expected(t, random);
+          const storage actual = mixprec::convert_stochastic<T>(x, random, o, v.rule, v.s).bits();
+          if (actual != expected) report(x, v.name, mixprec::to_string(o), expected, actual);
+          ++checks;
+        }
       }
     }
     return checks;
@@ -366,6 +443,9 @@ class float_sweep {
   const options& opt_;
   const reference_format<double> oracle_;
   const std::string name_;
+  // T's smallest normal magnitude, 2^min_exponent, from the descriptor's fields (an oracle
+  // parameter: the library's min_exponent is not read).
+  const double min_normal_ = std::ldexp(1.0, (oracle_.parameters().has_subnormals ? 1 : 0) - oracle_.parameters().bias);
   std::atomic<std::uint64_t> checks_{0}, mismatches_{0}, inputs_{0};
   std::mutex print_mutex_;
 };
@@ -386,13 +466,14 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: %s <type> [--modes all|<mode>,...] [--no-stochastic] [--stride N] "
-                 "[--inputs all|sampled] [--random N] [--threads N]\n",
+                 "[--inputs all|sampled] [--random N] [--threads N] [--subnormals keep|flush|both]\n",
                  argv[0]);
     return 2;
   }
   options opt;
   opt.type = argv[1];
   std::string modes = "all";
+  std::string subnormal_policies = "keep";
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--modes" && i + 1 < argc) {
@@ -412,6 +493,12 @@ int main(int argc, char** argv) {
       opt.sampled = inputs == "sampled";
     } else if (arg == "--random" && i + 1 < argc) {
       opt.random_inputs = std::stoull(argv[++i]);
+    } else if (arg == "--subnormals" && i + 1 < argc) {
+      subnormal_policies = argv[++i];
+      if (subnormal_policies != "keep" && subnormal_policies != "flush" && subnormal_policies != "both") {
+        std::fprintf(stderr, "--subnormals takes keep, flush or both\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr, "unknown argument: %s\n", arg.c_str());
       return 2;
@@ -434,8 +521,18 @@ int main(int argc, char** argv) {
       start = comma + 1;
     }
   }
-  for (rounding r : roundings)
-    for (overflow o : all_overflows) opt.modes.push_back({r, o});
+  std::vector<mixprec::subnormals> policies;
+  if (subnormal_policies != "flush") policies.push_back(mixprec::subnormals::keep);
+  if (subnormal_policies != "keep") policies.push_back(mixprec::subnormals::flush);
+  for (mixprec::subnormals s : policies) {
+    for (rounding r : roundings)
+      for (overflow o : all_overflows) opt.modes.push_back({r, o, s});
+    const bool flush = s == mixprec::subnormals::flush;
+    opt.stochastic_variants.push_back(
+        {mixprec::stochastic_rule::proportional, s, flush ? "stochastic/flush" : "stochastic"});
+    opt.stochastic_variants.push_back(
+        {mixprec::stochastic_rule::equal_probability, s, flush ? "stochastic_equal/flush" : "stochastic_equal"});
+  }
   int status = 2;
   if (!with_type_named(opt.type, [&](auto tag) { status = float_sweep<decltype(tag)>(opt).run(); })) {
     std::fprintf(stderr, "unknown type: %s\n", opt.type.c_str());

@@ -1,6 +1,7 @@
-// Conversion between formats: convert<To>(minifloat<From>) for every ordered pair of the ten
-// types (the diagonal included), every code of From (all 65536 for the 16-bit formats), every
-// rounding mode and both overflow modes, plus the To(From) constructor; and From -> float /
+// Conversion between formats: convert<To>(minifloat<From>) for every ordered pair of the
+// library's fifteen types (the diagonal included), every code of From (all 65536 for the 16-bit
+// formats, 2^19 for tfloat32), every rounding mode and both overflow modes, plus the To(From)
+// constructor; and From -> float /
 // double (convert under every mode, static_cast), which must be exact.
 //
 // The source code is decoded independently by the textbook formula (reference_format.hpp's
@@ -174,6 +175,10 @@ int sweep_from(unsigned threads) {
   check_pair<From, mixprec::float4_e2m1fn>(from_oracle, threads, c);
   check_pair<From, mixprec::float8_e8m0fnu>(from_oracle, threads, c);
   check_pair<From, mixprec::float8_ue4m3>(from_oracle, threads, c);
+  check_pair<From, mixprec::float8_e4m3>(from_oracle, threads, c);
+  check_pair<From, mixprec::float8_e3m4>(from_oracle, threads, c);
+  check_pair<From, mixprec::float8_e4m3b11fnuz>(from_oracle, threads, c);
+  check_pair<From, mixprec::tfloat32>(from_oracle, threads, c);
   const format_parameters from = from_oracle.parameters();
   const format_parameters binary32{8, 23, 127, true, true, mixprec::special_encoding::ieee};
   const format_parameters binary64{11, 52, 1023, true, true, mixprec::special_encoding::ieee};
@@ -185,7 +190,7 @@ int sweep_from(unsigned threads) {
   }
   c.checks += widening_checks;
   std::printf(
-      "%-16s -> 11 formats (12 modes + constructor), float and double (12 modes + static_cast): %u codes, "
+      "%-18s -> 15 formats (14 modes + constructor), float and double (14 modes + static_cast): %u codes, "
       "%llu checks, %llu mismatches, %.1f s\n",
       mixprec::format_name<typename From::format>().c_str(), 1u << from.total_bits(),
       static_cast<unsigned long long>(c.checks.load()), static_cast<unsigned long long>(c.mismatches.load()),

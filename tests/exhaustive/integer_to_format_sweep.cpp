@@ -123,7 +123,7 @@ class integer_sweep {
     local += check(std::numeric_limits<std::uint32_t>::max());
     add(local);
 
-    std::printf("%-16s %llu integer inputs, %llu checks (12 modes + constructor): %llu mismatches, %.1f s\n",
+    std::printf("%-16s %llu integer inputs, %llu checks (14 modes + constructor): %llu mismatches, %.1f s\n",
                 name_.c_str(), static_cast<unsigned long long>(inputs_.load()),
                 static_cast<unsigned long long>(checks_.load()), static_cast<unsigned long long>(mismatches_.load()),
                 clock.seconds());

@@ -16,8 +16,9 @@ namespace mixprec_test {
 // "all" or a comma-separated list of format names.
 inline std::vector<std::string> type_names(const std::string& list) {
   if (list != "all") return split(list);
-  return {"float16",       "bfloat16",      "float8_e4m3fn", "float8_e5m2",    "float8_e4m3fnuz", "float8_e5m2fnuz",
-          "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn", "float8_e8m0fnu", "float8_ue4m3"};
+  return {"float16",         "bfloat16",      "float8_e4m3fn", "float8_e5m2",        "float8_e4m3fnuz",
+          "float8_e5m2fnuz", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn",      "float8_e8m0fnu",
+          "float8_ue4m3",    "float8_e4m3",   "float8_e3m4",   "float8_e4m3b11fnuz", "tfloat32"};
 }
 
 // Calls f(T{}) for each named type; false (after a message) if a name is unknown.

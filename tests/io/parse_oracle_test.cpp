@@ -134,13 +134,18 @@ void check_around_breakpoints(unsigned stride) {
 TEMPLATE_TEST_CASE("parse rounds correctly in every mode at and around every breakpoint of the small formats",
                    "[io][parse]", mixprec::float8_e4m3fn, mixprec::float8_e5m2, mixprec::float8_e4m3fnuz,
                    mixprec::float8_e5m2fnuz, mixprec::float6_e3m2fn, mixprec::float6_e2m3fn, mixprec::float4_e2m1fn,
-                   mixprec::float8_e8m0fnu) {
+                   mixprec::float8_e8m0fnu, mixprec::float8_ue4m3, mixprec::float8_e4m3, mixprec::float8_e3m4,
+                   mixprec::float8_e4m3b11fnuz) {
   check_around_breakpoints<TestType>(1);
 }
 
 TEMPLATE_TEST_CASE("parse rounds correctly in every mode around a sample of float16 and bfloat16 breakpoints",
                    "[io][parse]", mixprec::float16, mixprec::bfloat16) {
   check_around_breakpoints<TestType>(31);
+}
+
+TEST_CASE("parse rounds correctly in every mode around a sample of tfloat32 breakpoints", "[io][parse]") {
+  check_around_breakpoints<mixprec::tfloat32>(251);  // 2^19 codes: about as many samples as above
 }
 
 TEMPLATE_TEST_CASE("parse rounds random decimal text correctly in every mode", "[io][parse]", MIXPREC_ALL_TYPES) {

@@ -184,7 +184,8 @@ TEST_CASE("fp6 and fp4: NaN results become +max, overflow ±max", "[math][cmath]
 
 TEMPLATE_TEST_CASE("ldexp undoes frexp on every code", "[math][cmath][frexp]", mixprec::float16, mixprec::bfloat16,
                    mixprec::float8_e4m3fn, mixprec::float8_e5m2, mixprec::float8_e4m3fnuz, mixprec::float8_e5m2fnuz,
-                   mixprec::float6_e3m2fn, mixprec::float8_e8m0fnu) {
+                   mixprec::float6_e3m2fn, mixprec::float8_e8m0fnu, mixprec::float8_e4m3, mixprec::float8_e3m4,
+                   mixprec::float8_e4m3b11fnuz, mixprec::tfloat32) {
   for (unsigned code = 0; code < mixprec_test::code_count<TestType>(); ++code) {
     const auto x = TestType::from_bits(static_cast<typename TestType::storage_type>(code));
     if (isnan(x)) continue;

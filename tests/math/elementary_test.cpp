@@ -560,7 +560,8 @@ std::vector<code_pair> special_pairs() {
 
 TEMPLATE_TEST_CASE("pow is correctly rounded on every pair of codes", "[math][pow]", mixprec::float8_e4m3fn,
                    mixprec::float8_e5m2, mixprec::float8_e4m3fnuz, mixprec::float8_e5m2fnuz, mixprec::float6_e3m2fn,
-                   mixprec::float6_e2m3fn, mixprec::float4_e2m1fn, mixprec::float8_e8m0fnu) {
+                   mixprec::float6_e2m3fn, mixprec::float4_e2m1fn, mixprec::float8_e8m0fnu, mixprec::float8_e4m3,
+                   mixprec::float8_e3m4, mixprec::float8_e4m3b11fnuz) {
   check_pow<TestType>(all_pairs_strided<TestType>(), exhaustive ? "pow, all pairs" : "pow, strided pairs");
 }
 
@@ -680,7 +681,8 @@ std::uint32_t addend_for(std::uint32_t x, std::uint32_t y, std::uint32_t choice,
 
 TEMPLATE_TEST_CASE("fma is correctly rounded on every pair of codes with sampled addends", "[math][fma]",
                    mixprec::float8_e4m3fn, mixprec::float8_e5m2, mixprec::float8_e4m3fnuz, mixprec::float8_e5m2fnuz,
-                   mixprec::float6_e3m2fn, mixprec::float6_e2m3fn, mixprec::float4_e2m1fn, mixprec::float8_e8m0fnu) {
+                   mixprec::float6_e3m2fn, mixprec::float6_e2m3fn, mixprec::float4_e2m1fn, mixprec::float8_e8m0fnu,
+                   mixprec::float8_e4m3, mixprec::float8_e3m4, mixprec::float8_e4m3b11fnuz) {
   std::mt19937 random(7);
   std::vector<code_triple> triples;
   for (const code_pair& p : all_pairs_strided<TestType>()) {

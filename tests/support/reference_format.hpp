@@ -159,6 +159,9 @@ class reference_format {
       case mixprec::rounding::to_odd:
         toward_upper = !lower_is_odd(pos.below);
         break;
+      case mixprec::rounding::nearest_zero:
+        toward_upper = pos.versus_midpoint > 0;
+        break;
     }
     return pick(negative, pos.below, toward_upper, r, o);
   }

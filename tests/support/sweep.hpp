@@ -83,6 +83,10 @@ bool with_type_named(const std::string& name, F f) {
   try_one(mixprec::float4_e2m1fn{});
   try_one(mixprec::float8_e8m0fnu{});
   try_one(mixprec::float8_ue4m3{});
+  try_one(mixprec::float8_e4m3{});
+  try_one(mixprec::float8_e3m4{});
+  try_one(mixprec::float8_e4m3b11fnuz{});
+  try_one(mixprec::tfloat32{});
   return found;
 }
 

@@ -26,6 +26,7 @@
 #include "instantiations.hpp"
 #include "simd_path.hpp"
 #include "portable.hpp"
+#include "truncated_float.hpp"
 #include "x86/avx2.hpp"
 #include "x86/avx512.hpp"
 
@@ -74,6 +75,8 @@ void convert_n_portable(const From* in, std::size_t n, To* out, rounding r, over
       return convert_n_portable<round_mode::downward>(in, n, out, o);
     case rounding::to_odd:
       return convert_n_portable<round_mode::to_odd>(in, n, out, o);
+    case rounding::nearest_zero:
+      return convert_n_portable<round_mode::nearest_zero>(in, n, out, o);
   }
 }
 
@@ -254,6 +257,14 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
     (void)r, (void)large_output;
     return copy_floats(path, in, n, out, o);
   }
+  // tfloat32 and other float-exponent formats in 32-bit codes: an integer loop (truncated_float.hpp).
+  if constexpr (std::is_same<From, float>::value && is_wide_truncated_float<To>()) {
+    (void)path, (void)large_output;
+    if (encode_truncated_float(in, n, out, r, o)) return;
+  } else if constexpr (std::is_same<To, float>::value && is_wide_truncated_float<From>()) {
+    (void)path, (void)large_output, (void)r, (void)o;
+    return decode_truncated_float(in, n, out);
+  }
   constexpr bool vectorised = (std::is_same<From, float>::value && has_float_kernels<To>()) ||
                               (std::is_same<To, float>::value && has_float_kernels<From>());
   const bool has_kernels = with_kernels(path, [](auto) {});
@@ -288,14 +299,16 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
 // One thread's share of convert_stochastic_n: elements first ... first + n - 1 of the whole array.
 template <class To>
 void stochastic_serial(simd_path path, const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
-                       std::uint64_t first) {
+                       std::uint64_t first, stochastic_rule rule) {
   if constexpr (has_float_kernels<To>()) {
-    if (with_kernels(path, [&](auto target) { decltype(target)::encode_stochastic(in, n, out, o, seed, first); })) {
+    if (with_kernels(path,
+                     [&](auto target) { decltype(target)::encode_stochastic(in, n, out, o, seed, first, rule); })) {
       return;
     }
   }
+  const round_mode mode = stochastic_mode(rule);
   philox_sequence random(seed, first);
-  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, random.next());
+  for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], mode, o, random.next());
 }
 
 // Calls run(chunk, begin, end) over consecutive chunks of [0, n), on the caller's thread and

@@ -16,7 +16,8 @@
   X(::mixprec::float16) X(::mixprec::bfloat16) X(::mixprec::float8_e4m3fn)                  \
   X(::mixprec::float8_e5m2) X(::mixprec::float8_e4m3fnuz) X(::mixprec::float8_e5m2fnuz)     \
   X(::mixprec::float6_e3m2fn) X(::mixprec::float6_e2m3fn) X(::mixprec::float4_e2m1fn)       \
-  X(::mixprec::float8_e8m0fnu) X(::mixprec::float8_ue4m3)
+  X(::mixprec::float8_e8m0fnu) X(::mixprec::float8_ue4m3) X(::mixprec::float8_e4m3)         \
+  X(::mixprec::float8_e3m4) X(::mixprec::float8_e4m3b11fnuz) X(::mixprec::tfloat32)
 // clang-format on
 
 // The instantiations for one type T, preceded by `extern` (declarations) or nothing (definitions);
@@ -27,7 +28,7 @@
   EXTERN template void convert_n_on<float, T>(simd_path, const float*, std::size_t, T*, rounding, overflow);           \
   EXTERN template void convert_n_on<T, float>(simd_path, const T*, std::size_t, float*, rounding, overflow);           \
   EXTERN template void stochastic_serial<T>(simd_path, const float*, std::size_t, T*, overflow, std::uint64_t,         \
-                                            std::uint64_t);                                                            \
+                                            std::uint64_t, stochastic_rule);                                           \
   EXTERN template std::uint32_t quantize_serial<T>(simd_path, const float*, std::size_t, T*, float, rounding,          \
                                                    overflow, bool);                                                    \
   EXTERN template void dequantize_serial<T>(simd_path, const T*, std::size_t, float*, float, bool);

@@ -33,6 +33,8 @@ struct kernels {
       }
     } else if constexpr (Mode == round_mode::nearest_away) {
       return ops::template shift_right<Shift>(ops::add(magnitude, ops::set1(half)));
+    } else if constexpr (Mode == round_mode::nearest_zero) {
+      return ops::template shift_right<Shift>(ops::add(magnitude, ops::set1(half - 1)));
     } else if constexpr (Mode == round_mode::toward_zero) {
       return ops::template shift_right<Shift>(magnitude);
     } else if constexpr (Mode == round_mode::upward || Mode == round_mode::downward) {
@@ -65,6 +67,8 @@ struct kernels {
       return ops::shift_right_each(ops::add(value, ops::add(ops::sub(half, one), last_bit)), count);
     } else if constexpr (Mode == round_mode::nearest_away) {
       return ops::shift_right_each(ops::add(value, half), count);
+    } else if constexpr (Mode == round_mode::nearest_zero) {
+      return ops::shift_right_each(ops::add(value, ops::sub(half, one)), count);
     } else if constexpr (Mode == round_mode::toward_zero) {
       return ops::shift_right_each(value, count);
     } else if constexpr (Mode == round_mode::upward || Mode == round_mode::downward) {
@@ -82,14 +86,17 @@ struct kernels {
   // compile five more copies of every format's kernels on every target (issue 14).  Nearest-even,
   // the mode that is hot, keeps kernels of its own.  Each field is all ones or zero:
   //   away: add half of the last kept place (nearest_away);
+  //   tie_down: add half of the last kept place less one lost place (nearest_zero: only a
+  //             remainder above half carries);
   //   up / down: add all the lost places' ones on positive / negative lanes (upward / downward);
   //   odd: or the sticky bit into the last kept bit (to_odd).
   // toward_zero is all zeros: truncation.
   struct runtime_rounding {
-    std::uint32_t away, up, down, odd;  // no initialisers: {} zeroes them (and GCC rejects them here)
+    std::uint32_t away, tie_down, up, down, odd;  // no initialisers: {} zeroes them (and GCC rejects them here)
     static runtime_rounding of(rounding r) noexcept {
       runtime_rounding rule{};
       if (r == rounding::nearest_away) rule.away = ~0u;
+      if (r == rounding::nearest_zero) rule.tie_down = ~0u;
       if (r == rounding::upward) rule.up = ~0u;
       if (r == rounding::downward) rule.down = ~0u;
       if (r == rounding::to_odd) rule.odd = ~0u;
@@ -98,8 +105,9 @@ struct kernels {
   };
 
   // round_right_shift_lanes and round_right_shift_each under a runtime_rounding: the increment
-  // is (half & away) | (below & the direction's lanes), which is what each mode's branch above
-  // adds; to_odd adds nothing and ors in the sticky bit (not for MantissaBits == 0, as above).
+  // is (half & away) | ((half - 1) & tie_down) | (below & the direction's lanes), which is what
+  // each mode's branch above adds; to_odd adds nothing and ors in the sticky bit (not for
+  // MantissaBits == 0, as above).
   template <int Shift, int MantissaBits>
   static MIXPREC_SIMD_INLINE typename ops::vec round_right_shift_lanes(typename ops::vec magnitude, typename ops::vec x,
                                                                        const runtime_rounding& rule) {
@@ -109,8 +117,8 @@ struct kernels {
     const vec negative = ops::sign_fill(x);
     const vec directed =
         ops::or_(ops::and_(negative, ops::set1(rule.down & below)), ops::andnot(negative, ops::set1(rule.up & below)));
-    const vec kept =
-        ops::template shift_right<Shift>(ops::add(magnitude, ops::or_(directed, ops::set1(rule.away & half))));
+    const vec kept = ops::template shift_right<Shift>(
+        ops::add(magnitude, ops::or_(directed, ops::set1((rule.away & half) | (rule.tie_down & (half - 1))))));
     if constexpr (MantissaBits == 0) {
       return kept;
     } else {
@@ -127,7 +135,9 @@ struct kernels {
     const vec below = ops::sub(ops::shift_left_each(one, count), one);
     const vec negative = ops::sign_fill(x);
     const vec directed = ops::or_(ops::and_(negative, ops::set1(rule.down)), ops::andnot(negative, ops::set1(rule.up)));
-    const vec increment = ops::or_(ops::and_(directed, below), ops::and_(half, ops::set1(rule.away)));
+    const vec nearest =
+        ops::or_(ops::and_(half, ops::set1(rule.away)), ops::and_(ops::sub(half, one), ops::set1(rule.tie_down)));
+    const vec increment = ops::or_(ops::and_(directed, below), nearest);
     const vec kept = ops::shift_right_each(ops::add(value, increment), count);
     return ops::or_(kept, ops::and_(ops::min_u(ops::and_(value, below), one), ops::set1(rule.odd)));
   }
@@ -443,14 +453,21 @@ struct kernels {
   // convert_stochastic_n's kernel: element i (global index first + i) rounds with
   // philox_bits(seed, first + i), as the scalar loop does.  Philox is the cost here (about 25
   // vector instructions per random word), so the output is not streamed.
+  // stochastic_rule::equal_probability runs the proportional lanes on a word of all ones where
+  // the random word's top bit is set and zero elsewhere: lost + ~0 carries out of 32 bits exactly
+  // when something was lost, and lost + 0 never does, which is the scalar rule (round_up's
+  // stochastic_equal).  The vector lanes read every lost bit (a shift of at most 32; lanes shifted
+  // further are the scalar function's), so "something was lost" is exact there.
   template <class To>
   static void encode_stochastic(const float* in, std::size_t n, To* out, overflow o, std::uint64_t seed,
-                                std::uint64_t first) {
+                                std::uint64_t first, stochastic_rule rule) {
     using vec = typename ops::vec;
     constexpr int bits = format_traits<typename To::format>::storage_bits;
     constexpr std::size_t width = ops::width;
+    const round_mode mode = stochastic_mode(rule);
+    const bool equal = rule == stochastic_rule::equal_probability;
     const auto scalar = [&](std::size_t i) {
-      out[i] = convert_value<To>(in[i], round_mode::stochastic, o, philox_bits(seed, first + i));
+      out[i] = convert_value<To>(in[i], mode, o, philox_bits(seed, first + i));
     };
     std::size_t i = 0;
     for (; i < n && (first + i) % 4 != 0; ++i) scalar(i);  // to a block boundary
@@ -462,6 +479,9 @@ struct kernels {
       }
       vec random[4];
       philox_lanes(seed, block, random);
+      if (equal) {
+        for (vec& r : random) r = ops::sign_fill(r);
+      }
       for (std::size_t g = 0; g < 4; ++g) {
         const std::size_t at = i + g * width;
         typename ops::mask exact;
@@ -476,7 +496,30 @@ struct kernels {
       }
     }
     philox_sequence rest(seed, first + i);
-    for (; i < n; ++i) out[i] = convert_value<To>(in[i], round_mode::stochastic, o, rest.next());
+    for (; i < n; ++i) out[i] = convert_value<To>(in[i], mode, o, rest.next());
+  }
+
+  // The indices i of [0, n) with 0 < |in[i]| < the float whose bits are `limit` (NaN bits lie
+  // above every limit), in increasing order, into `found`; returns how many.  subnormals::flush's
+  // scan (bulk/convert_n.hpp): the few inputs that rule changes are redone by the scalar function.
+  static std::size_t find_small_magnitudes(const float* in, std::size_t n, std::uint32_t limit, std::uint32_t* found) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width;
+    const vec absolute = ops::set1(0x7FFFFFFFu), zero = ops::set1(0), top = ops::set1(limit);
+    std::size_t count = 0, i = 0;
+    for (; i + width <= n; i += width) {
+      const vec magnitude = ops::and_(ops::load(in + i), absolute);  // < 2^31: the signed compares are right
+      unsigned small = ops::lanes(ops::but_not(ops::less(magnitude, top), ops::equal(magnitude, zero)));
+      while (small != 0) {
+        found[count++] = static_cast<std::uint32_t>(i + static_cast<std::size_t>(__builtin_ctz(small)));
+        small &= small - 1;
+      }
+    }
+    for (; i < n; ++i) {
+      const std::uint32_t magnitude = bit_cast<std::uint32_t>(in[i]) & 0x7FFFFFFFu;
+      if (magnitude != 0 && magnitude < limit) found[count++] = static_cast<std::uint32_t>(i);
+    }
+    return count;
   }
 
   // In place, g[i] = g[i] × factor with one float multiply per element (when Multiply), and the

@@ -199,8 +199,7 @@ inline void check_unscale_arguments(const char* function, const gradient_view* a
   if (inv_scale == nullptr) throw invalid_argument(std::string(function) + ": null inv_scale pointer");
   if (found_inf == nullptr) throw invalid_argument(std::string(function) + ": null found_inf pointer");
   const auto rounding_value = static_cast<int>(options.gradient_rounding);
-  if (rounding_value < static_cast<int>(rounding::nearest_even) ||
-      rounding_value > static_cast<int>(rounding::to_odd)) {
+  if (rounding_value < static_cast<int>(rounding::nearest_even) || rounding_value > static_cast<int>(last_rounding)) {
     throw invalid_argument(std::string(function) + ": options.gradient_rounding is " + std::to_string(rounding_value) +
                            ", not a rounding mode");
   }

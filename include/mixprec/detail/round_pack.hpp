@@ -31,6 +31,8 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr bool round_up(bool last_bit_o
       return versus_half > 0 || (versus_half == 0 && last_bit_odd);
     case round_mode::nearest_away:
       return versus_half >= 0;
+    case round_mode::nearest_zero:
+      return versus_half > 0;
     case round_mode::toward_zero:
       return false;
     case round_mode::upward:
@@ -50,6 +52,11 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr bool round_up(bool last_bit_o
       }
       return ((fraction + random) >> 32) != 0;
     }
+    case round_mode::stochastic_equal:
+      // Away from zero with probability 1/2 whatever the distance (CPFloat's CPFLOAT_RND_SE):
+      // the proportional rule above with the fraction read as exactly one half, so the carry
+      // is the random word's top bit.  (The caller only asks when something was lost.)
+      return (random >> 31) != 0;
   }
   return false;
 }
@@ -73,6 +80,8 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr std::uint64_t round_right_shi
         return (x + (half - 1) + last_bit) >> Shift;
       case round_mode::nearest_away:
         return (x + half) >> Shift;
+      case round_mode::nearest_zero:
+        return (x + (half - 1)) >> Shift;
       case round_mode::toward_zero:
         return x >> Shift;
       case round_mode::upward:
@@ -83,7 +92,8 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr std::uint64_t round_right_shi
         const std::uint64_t kept = x >> Shift;
         return (x & below) != 0 && last_bit == 0 ? kept + 1 : kept;
       }
-      case round_mode::stochastic: {
+      case round_mode::stochastic:
+      case round_mode::stochastic_equal: {
         const std::uint64_t kept = x >> Shift;
         const std::uint64_t lost = x & below;
         return lost != 0 && round_up(last_bit != 0, lost, Shift, negative, mode, random) ? kept + 1 : kept;

@@ -11,12 +11,27 @@
 
 namespace mixprec::detail {
 
-// The public rounding modes plus stochastic rounding (which also needs random bits).  The
-// first six values line up with mixprec::rounding.
-enum class round_mode : unsigned char { nearest_even, nearest_away, toward_zero, upward, downward, to_odd, stochastic };
+// The public rounding modes plus the two stochastic roundings (which also need random bits).
+// The first seven values line up with mixprec::rounding.
+//   stochastic        away from zero with probability (distance to the value toward zero) / gap
+//   stochastic_equal  away from zero with probability 1/2 when inexact (CPFloat's CPFLOAT_RND_SE)
+enum class round_mode : unsigned char {
+  nearest_even,
+  nearest_away,
+  toward_zero,
+  upward,
+  downward,
+  to_odd,
+  nearest_zero,
+  stochastic,
+  stochastic_equal,
+};
 
 MIXPREC_HOST_DEVICE constexpr round_mode to_round_mode(rounding r) noexcept {
   return static_cast<round_mode>(static_cast<unsigned char>(r));
+}
+MIXPREC_HOST_DEVICE constexpr round_mode stochastic_mode(stochastic_rule rule) noexcept {
+  return rule == stochastic_rule::equal_probability ? round_mode::stochastic_equal : round_mode::stochastic;
 }
 
 template <class To>

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "../detail/convert_bits.hpp"
+#include "../detail/finite_parts.hpp"
 #include "../minifloat.hpp"
 
 namespace mixprec::detail {
@@ -34,26 +35,6 @@ MIXPREC_HOST_DEVICE constexpr minifloat<Format> invalid_operation() noexcept {
 template <class Format>
 MIXPREC_HOST_DEVICE constexpr minifloat<Format> first_nan(minifloat<Format> a, minifloat<Format> b) noexcept {
   return quieted(format_traits<Format>::is_nan(a.bits()) ? a : b);
-}
-
-// A finite code as ±significand × 2^exponent (significand 0 for zero).
-struct finite_parts {
-  bool negative;
-  std::uint64_t significand;
-  int exponent;
-};
-
-template <class Format>
-MIXPREC_HOST_DEVICE constexpr finite_parts decompose(std::uint64_t code) noexcept {
-  using traits = format_traits<Format>;
-  const std::uint64_t magnitude = code & traits::magnitude_mask;
-  const int field = static_cast<int>(magnitude >> traits::mantissa_bits);
-  const std::uint64_t mantissa = magnitude & traits::mantissa_mask;
-  if (field >= traits::min_normal_field) {
-    return {traits::is_negative(code), mantissa | (std::uint64_t{1} << traits::mantissa_bits),
-            field - traits::bias - traits::mantissa_bits};
-  }
-  return {traits::is_negative(code), mantissa, traits::min_quantum_exponent};
 }
 
 }  // namespace mixprec::detail

@@ -138,7 +138,7 @@ inline void validate_scaler_options(const scaler_options& o) {
          std::to_string(scaler_history_limit));
   }
   const auto r = static_cast<int>(o.unscale.gradient_rounding);
-  if (r < static_cast<int>(rounding::nearest_even) || r > static_cast<int>(rounding::to_odd)) {
+  if (r < static_cast<int>(rounding::nearest_even) || r > static_cast<int>(last_rounding)) {
     fail("unscale.gradient_rounding is " + std::to_string(r) + ", not a rounding mode");
   }
 }

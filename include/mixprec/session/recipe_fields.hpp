@@ -79,7 +79,8 @@ inline enum_names<rounding> names_of(rounding) {
   static constexpr std::pair<const char*, rounding> table[] = {
       {"nearest_even", rounding::nearest_even}, {"nearest_away", rounding::nearest_away},
       {"toward_zero", rounding::toward_zero},   {"upward", rounding::upward},
-      {"downward", rounding::downward},         {"to_odd", rounding::to_odd}};
+      {"downward", rounding::downward},         {"to_odd", rounding::to_odd},
+      {"nearest_zero", rounding::nearest_zero}};
   return names_from(table);
 }
 

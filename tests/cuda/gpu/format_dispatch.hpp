@@ -36,6 +36,14 @@ void with_format(format_id f, F&& run) {
       return run(tag<float4_e2m1fn>{});
     case format_id::e8m0fnu:
       return run(tag<float8_e8m0fnu>{});
+    case format_id::ue4m3:
+      return run(tag<float8_ue4m3>{});
+    case format_id::e4m3:
+      return run(tag<float8_e4m3>{});
+    case format_id::e3m4:
+      return run(tag<float8_e3m4>{});
+    case format_id::e4m3b11fnuz:
+      return run(tag<float8_e4m3b11fnuz>{});
   }
   throw std::invalid_argument("unknown format");
 }

@@ -21,10 +21,28 @@ struct device_info {
 device_info current_device();
 
 // The formats of the conversion tests, as a runtime value.
-enum class format_id { float16, bfloat16, e4m3fn, e5m2, e4m3fnuz, e5m2fnuz, e3m2fn, e2m3fn, e2m1fn, e8m0fnu };
-constexpr format_id all_formats[] = {format_id::float16,  format_id::bfloat16, format_id::e4m3fn, format_id::e5m2,
-                                     format_id::e4m3fnuz, format_id::e5m2fnuz, format_id::e3m2fn, format_id::e2m3fn,
-                                     format_id::e2m1fn,   format_id::e8m0fnu};
+// 8-bit and narrower, and the 16-bit formats: codes fit the uint16 outputs below (tfloat32 is in
+// the bulk and compile checks instead).
+enum class format_id {
+  float16,
+  bfloat16,
+  e4m3fn,
+  e5m2,
+  e4m3fnuz,
+  e5m2fnuz,
+  e3m2fn,
+  e2m3fn,
+  e2m1fn,
+  e8m0fnu,
+  ue4m3,
+  e4m3,
+  e3m4,
+  e4m3b11fnuz
+};
+constexpr format_id all_formats[] = {format_id::float16,  format_id::bfloat16,   format_id::e4m3fn, format_id::e5m2,
+                                     format_id::e4m3fnuz, format_id::e5m2fnuz,   format_id::e3m2fn, format_id::e2m3fn,
+                                     format_id::e2m1fn,   format_id::e8m0fnu,    format_id::ue4m3,  format_id::e4m3,
+                                     format_id::e3m4,     format_id::e4m3b11fnuz};
 const char* name(format_id f);
 
 // codes[i] = gpu::convert<T>(float with bits first + i, r, o), for i < count (a range of float

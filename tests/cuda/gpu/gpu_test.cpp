@@ -460,6 +460,11 @@ TEST_CASE("convert_n, quantize_n and dequantize_n on the device equal the host's
   check_bulk_format<float6_e2m3fn>(n);
   check_bulk_format<float4_e2m1fn>(n);
   check_bulk_format<float8_e8m0fnu>(n);
+  check_bulk_format<float8_ue4m3>(n);
+  check_bulk_format<float8_e4m3>(n);
+  check_bulk_format<float8_e3m4>(n);
+  check_bulk_format<float8_e4m3b11fnuz>(n);
+  check_bulk_format<tfloat32>(n);
   std::vector<float> x = with_specials(random_values<float>(n, 5, 10.0f)), same(n);
   convert_n(x.data(), n, same.data());
   CHECK(same_bits(gpu_runs::convert_n<float, float>(x, 1, 2, rounding::nearest_even, overflow::non_finite), same));

@@ -97,6 +97,11 @@ GPU_RUNS_FORMAT(float6_e3m2fn)
 GPU_RUNS_FORMAT(float6_e2m3fn)
 GPU_RUNS_FORMAT(float4_e2m1fn)
 GPU_RUNS_FORMAT(float8_e8m0fnu)
+GPU_RUNS_FORMAT(float8_ue4m3)
+GPU_RUNS_FORMAT(float8_e4m3)
+GPU_RUNS_FORMAT(float8_e3m4)
+GPU_RUNS_FORMAT(float8_e4m3b11fnuz)
+GPU_RUNS_FORMAT(tfloat32)
 GPU_RUNS_CONVERT(float, float)
 
 }  // namespace gpu_runs

@@ -1,0 +1,151 @@
+// The AVX2 kernels of the narrow integers' bulk conversion (bulk/intn_pack.hpp): float -> packed
+// codes for the deterministic rounding modes, packed codes -> float.  Bit for bit the scalar
+// conversion of intn_convert.hpp (tests/intn/intn_pack_test.cpp checks every path): the input is
+// first clamped to [min - 1, max + 1], which changes no result (every value beyond rounds to an
+// integer beyond, and clamps to the same end) and keeps the float arithmetic below exact; then
+// rounded to an integer, clamped to [min, max], packed.  NaN becomes +0 first, so it gives 0.
+// AVX-512 CPUs run these kernels too (the work is bound by reading the floats).
+#pragma once
+
+#include "../simd_path.hpp"
+
+#if MIXPREC_X86_SIMD
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "../../detail/special_codes.hpp"
+#include "target.hpp"
+
+MIXPREC_TARGET_BEGIN("avx2,fma,f16c")
+namespace mixprec::detail::intn_avx2 {
+
+// 8 floats rounded by Mode (deterministic modes), clamped to [Lo, Hi], as int32 lanes.
+template <round_mode Mode, int Lo, int Hi>
+MIXPREC_SIMD_INLINE __m256i round_clamp(__m256 x) {
+  x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));  // NaN -> +0
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(Lo - 1.0f)), _mm256_set1_ps(Hi + 1.0f));
+  __m256 r;
+  if constexpr (Mode == round_mode::nearest_even) {
+    r = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  } else if constexpr (Mode == round_mode::toward_zero) {
+    r = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  } else if constexpr (Mode == round_mode::upward) {
+    r = _mm256_round_ps(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+  } else if constexpr (Mode == round_mode::downward) {
+    r = _mm256_round_ps(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  } else {
+    // |x| = |t| + frac with t = trunc(x) (x - t is exact); one step away from zero when the mode
+    // says so, as round_up decides for the cut-off part frac.
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+    const __m256 t = _mm256_round_ps(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    const __m256 frac = _mm256_andnot_ps(sign_bit, _mm256_sub_ps(x, t));
+    const __m256 step = _mm256_or_ps(_mm256_and_ps(x, sign_bit), _mm256_set1_ps(1.0f));
+    const __m256 half = _mm256_set1_ps(0.5f);
+    __m256 away;
+    if constexpr (Mode == round_mode::nearest_away) {
+      away = _mm256_cmp_ps(frac, half, _CMP_GE_OQ);
+    } else if constexpr (Mode == round_mode::nearest_zero) {
+      away = _mm256_cmp_ps(frac, half, _CMP_GT_OQ);
+    } else {
+      static_assert(Mode == round_mode::to_odd, "the stochastic modes run the scalar loop");
+      const __m256i t_odd = _mm256_and_si256(_mm256_cvttps_epi32(t), _mm256_set1_epi32(1));
+      const __m256 t_even = _mm256_castsi256_ps(_mm256_cmpeq_epi32(t_odd, _mm256_setzero_si256()));
+      away = _mm256_and_ps(t_even, _mm256_cmp_ps(frac, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+    }
+    r = _mm256_add_ps(t, _mm256_and_ps(away, step));
+  }
+  r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(static_cast<float>(Lo))), _mm256_set1_ps(static_cast<float>(Hi)));
+  return _mm256_cvttps_epi32(r);
+}
+
+// 32 codes (0..255 in int32 lanes of a, b, c, d, in that order) as 32 bytes in order.  packus
+// works within 128-bit halves, leaving the dwords as a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7.
+MIXPREC_SIMD_INLINE __m256i bytes_in_order(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i bytes = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(c, d));
+  return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// The codes of in[0..32), one per byte.
+template <round_mode Mode, int Lo, int Hi, int Mask>
+MIXPREC_SIMD_INLINE __m256i codes_32(const float* in) {
+  const __m256i mask = _mm256_set1_epi32(Mask);
+  __m256i v[4];
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_and_si256(round_clamp<Mode, Lo, Hi>(_mm256_loadu_ps(in + 8 * i)), mask);
+  }
+  return bytes_in_order(v[0], v[1], v[2], v[3]);
+}
+
+// Elements per step of pack_floats, and the bytes one step writes.
+template <int Bits>
+constexpr std::size_t pack_step = Bits == 4 ? 64 : (Bits == 2 ? 128 : 32);
+
+// Packs in[0..n) (n a multiple of pack_step<Bits>) into n · Bits / 8 bytes.
+template <round_mode Mode, int Bits, int Lo, int Hi>
+void pack_floats(const float* in, std::size_t n, unsigned char* out) {
+  constexpr int mask = (1 << Bits) - 1;
+  for (std::size_t i = 0; i < n; i += pack_step<Bits>, in += pack_step<Bits>) {
+    if constexpr (Bits == 4) {
+      // maddubs joins neighbouring bytes: e0 · 1 + e1 · 16, then packus makes them bytes again.
+      const __m256i weights = _mm256_set1_epi16(0x1001);
+      const __m256i low = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in), weights);
+      const __m256i high = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + 32), weights);
+      const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(low, high), 0b11011000);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), packed);
+      out += 32;
+    } else if constexpr (Bits == 2) {
+      // Pairs into 4-bit fields (maddubs: e0 + 4 e1), pairs of those into bytes (madd: f0 + 16 f1).
+      __m256i quads[4];
+      for (int q = 0; q < 4; ++q) {
+        const __m256i pairs =
+            _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + 32 * q), _mm256_set1_epi16(0x0401));
+        quads[q] = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00100001));
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes_in_order(quads[0], quads[1], quads[2], quads[3]));
+      out += 32;
+    } else {
+      static_assert(Bits == 1, "packed intn kernels for 1, 2 and 4 bits");
+      // Each code's bit 0 to the byte's top bit, then one bit per byte.
+      const auto bits =
+          static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(codes_32<Mode, Lo, Hi, mask>(in), 7)));
+      std::memcpy(out, &bits, 4);
+      out += 4;
+    }
+  }
+}
+
+// in[0..n) one code per byte (n a multiple of 16) to float, through a table of the 16 values of
+// the low 4 bits.
+MIXPREC_SIMD_INLINE void store_values(__m128i values, float* out) {
+  _mm256_storeu_ps(out, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(values)));
+  _mm256_storeu_ps(out + 8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(values, 8))));
+}
+
+inline void codes_to_floats(const unsigned char* codes, std::size_t n, const signed char (&table)[16], float* out) {
+  const __m128i lut = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
+  for (std::size_t i = 0; i < n; i += 16) {
+    store_values(_mm_shuffle_epi8(lut, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i))), out + i);
+  }
+}
+
+// n (a multiple of 32) packed 4-bit codes to float: low and high nibbles interleaved back into
+// element order, then the table.
+inline void unpack_nibbles(const unsigned char* in, std::size_t n, const signed char (&table)[16], float* out) {
+  const __m128i lut = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
+  const __m128i low_nibbles = _mm_set1_epi8(0x0F);
+  for (std::size_t i = 0; i < n; i += 32, in += 16, out += 32) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
+    const __m128i low = _mm_and_si128(bytes, low_nibbles);
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_nibbles);
+    store_values(_mm_shuffle_epi8(lut, _mm_unpacklo_epi8(low, high)), out);
+    store_values(_mm_shuffle_epi8(lut, _mm_unpackhi_epi8(low, high)), out + 16);
+  }
+}
+
+}  // namespace mixprec::detail::intn_avx2
+MIXPREC_TARGET_END
+
+#endif  // MIXPREC_X86_SIMD

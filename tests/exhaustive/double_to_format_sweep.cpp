@@ -1,6 +1,6 @@
 // double -> T under every rounding and overflow mode (and stochastic rounding), on the doubles
 // where a conversion can go wrong: around every value and every midpoint of each format, for
-// all ten types.  Around each such point P (and -P): P itself, the four doubles on either
+// every named type.  Around each such point P (and -P): P itself, the four doubles on either
 // side of it, and P × (1 ± 2^-30), P × (1 ± 2^-45), which a double -> float -> T conversion
 // would collapse onto P.  Plus special inputs: ±0, ±inf, NaNs with payloads (quiet and
 // signalling), double subnormals, and values beyond float's range in both directions.

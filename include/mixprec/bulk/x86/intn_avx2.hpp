@@ -74,7 +74,7 @@ MIXPREC_SIMD_INLINE __m256i codes_32(const float* in) {
   const __m256i mask = _mm256_set1_epi32(Mask);
   __m256i v[4];
   for (int i = 0; i < 4; ++i) {
-    v[i] = _mm256_and_si256(round_clamp<Mode, Lo, Hi>(_mm256_loadu_ps(in + 8 * i)), mask);
+    v[i] = _mm256_and_si256(round_clamp<Mode, Lo, Hi>(_mm256_loadu_ps(in + std::ptrdiff_t{8} * i)), mask);
   }
   return bytes_in_order(v[0], v[1], v[2], v[3]);
 }
@@ -101,7 +101,7 @@ void pack_floats(const float* in, std::size_t n, unsigned char* out) {
       __m256i quads[4];
       for (int q = 0; q < 4; ++q) {
         const __m256i pairs =
-            _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + 32 * q), _mm256_set1_epi16(0x0401));
+            _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + std::ptrdiff_t{32} * q), _mm256_set1_epi16(0x0401));
         quads[q] = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00100001));
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes_in_order(quads[0], quads[1], quads[2], quads[3]));

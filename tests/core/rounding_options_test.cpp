@@ -22,7 +22,8 @@
 using namespace mixprec;
 
 namespace {
-constexpr float two_to(int e) { return e >= 0 ? static_cast<float>(1ull << e) : 1.0f / static_cast<float>(1ull << -e); }
+// 2^e for any float exponent (a 64-bit shift would stop at 2^-63).
+inline float two_to(int e) { return std::ldexp(1.0f, e); }
 }  // namespace
 
 TEST_CASE("nearest_zero breaks ties toward zero and rounds everything else to nearest", "[rounding]") {

@@ -5,7 +5,8 @@ Usage: amp_stats_schema_check.py REPOSITORY_ROOT AMP_STATS_JSON_PROGRAM
 
 The program (tests/scaling/amp_stats_json.cpp) prints one statistics object per line.  Each is
 validated with the subset of JSON Schema the schema uses (type, enum, minimum, maximum,
-required, properties, additionalProperties, items), written here so that the check needs only
+required, properties, additionalProperties, items; a list of types, where a string must be
+"inf", "-inf" or "nan"), written here so that the check needs only
 Python's standard library; the keys must also come in the schema's `required` order.  Documents
 broken on purpose (a key missing, an unknown key, a wrong enum, a float count) must fail, so
 that the validator is known to reject.
@@ -22,12 +23,19 @@ TYPES = {
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
 }
 
+# A number that may be written as a string ("type": ["number", "string"]) is one of these.
+NON_FINITE = ("inf", "-inf", "nan")
+
 
 def errors(value, schema, where="$"):
     """Every way `value` breaks `schema`, as messages naming the place."""
     found = []
-    if "type" in schema and not TYPES[schema["type"]](value):
-        return [f"{where}: {value!r} is not of type {schema['type']}"]
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(TYPES[t](value) for t in types):
+            return [f"{where}: {value!r} is not of type {schema['type']}"]
+        if isinstance(value, str) and "string" in types and len(types) > 1 and value not in NON_FINITE:
+            return [f"{where}: {value!r} is a string other than {NON_FINITE}"]
     if "enum" in schema and value not in schema["enum"]:
         found.append(f"{where}: {value!r} is not one of {schema['enum']}")
     if "minimum" in schema and value < schema["minimum"]:

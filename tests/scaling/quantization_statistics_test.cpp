@@ -527,6 +527,75 @@ TEST_CASE("NVFP4 statistics: underflows, square error and the ue4m3 block scales
                     "nvfp4_statistics: lda = 69 is less than cols = 70");
 }
 
+TEST_CASE("block quantisers' overflows: the values their rounded scale leaves beyond the format",
+          "[quantization_statistics]") {
+  // MX, OCP rule: a block's scale is 2^(floor(log2 amax) - emax), so amax / scale lies in
+  // [2^emax, 2^(emax + 1)), above the format's largest value m when amax's significand is large.
+  // e4m3 (m = 448, spacing 32 there, 448's code even): beyond 464 clips, 464 itself rounds to 448.
+  std::vector<float> a(32, 1.0f);
+  a[0] = 500.0f;
+  a[1] = 470.0f;
+  a[2] = 464.0f;
+  a[3] = 460.0f;
+  a[4] = -480.0f;
+  const auto e4m3 = mx_quantize<float8_e4m3fn>(a.data(), 1, 32, 32, mx_axis::rows);
+  REQUIRE(static_cast<float>(e4m3.block_scale(0, 0)) == 1.0f);
+  const quantization_report r4 = mx_statistics(a.data(), 32, e4m3);
+  CHECK(r4.quantization.overflows == 3);
+  CHECK(r4.quantization.overflows_percent == Approx(100.0 * 3 / 32));
+  // e5m2 (m = 57344, spacing 8192, 57344's code odd: a tie at 61440 goes up, so it overflows).
+  std::fill(a.begin(), a.end(), 1.0f);
+  a[0] = 63000.0f;
+  a[1] = 61440.0f;
+  a[2] = 61439.0f;
+  const auto e5m2 = mx_quantize<float8_e5m2>(a.data(), 1, 32, 32, mx_axis::rows);
+  REQUIRE(static_cast<float>(e5m2.block_scale(0, 0)) == 1.0f);
+  CHECK(mx_statistics(a.data(), 32, e5m2).quantization.overflows == 2);
+  // e2m1 (m = 6, spacing 2, 6's code odd): 7 and above overflow.
+  std::fill(a.begin(), a.end(), 1.0f);
+  a[0] = 7.5f;
+  a[1] = 7.0f;
+  a[2] = 6.9f;
+  const auto e2m1 = mx_quantize<float4_e2m1fn>(a.data(), 1, 32, 32, mx_axis::rows);
+  REQUIRE(static_cast<float>(e2m1.block_scale(0, 0)) == 1.0f);
+  CHECK(mx_statistics(a.data(), 32, e2m1).quantization.overflows == 2);
+
+  // Random MX e4m3 blocks along both axes, against the scalar conversion without saturation: an
+  // element overflows when x / scale converts to NaN (e4m3fn has no infinity).
+  const std::size_t rows = 64, cols = 96, lda = 100;
+  const std::vector<float> b = normal_values(rows * lda, 0.0f, 1.0f, 41);
+  for (const mx_axis axis : {mx_axis::rows, mx_axis::columns}) {
+    const auto q = mx_quantize<float8_e4m3fn>(b.data(), rows, cols, lda, axis);
+    std::size_t expected = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+      for (std::size_t j = 0; j < cols; ++j) {
+        const double scaled = static_cast<double>(b[i * lda + j]) / static_cast<double>(q.scale(i, j));
+        expected += std::isnan(
+            static_cast<float>(convert<float8_e4m3fn>(scaled, rounding::nearest_even, overflow::non_finite)));
+      }
+    }
+    INFO((axis == mx_axis::rows ? "rows" : "columns"));
+    CHECK(expected > 0);  // Gaussian blocks of 32 clip now and then
+    CHECK(mx_statistics(b.data(), lda, q).quantization.overflows == expected);
+  }
+
+  // Block fp8 with power-of-two scales rounds every scale down: nothing clips.
+  const auto blocks = blockscale::fp8_block_quantize<float8_e4m3fn>(b.data(), rows, cols, lda);
+  CHECK(blockscale::fp8_block_statistics(b.data(), lda, blocks).quantization.overflows == 0);
+
+  // NVFP4: a block whose amax is far below the tensor's gets a subnormal ue4m3 scale, rounded
+  // coarsely enough to clip.  Block 0 sets the tensor's amax (1); block 1 holds 6.47e-6, whose
+  // scale (6.47e-6 / 6 · 2688 ≈ 2.9e-3) rounds to the subnormal 2^-9.
+  std::vector<float> c(32, 0.0f);
+  c[0] = 1.0f;
+  c[16] = 6.47e-6f;
+  const blockscale::nvfp4_tensor t = blockscale::nvfp4_quantize(c.data(), 1, 32, 32);
+  const blockscale::nvfp4_matrix& m = *t.rowwise;
+  REQUIRE(m.scale(0, 1).bits() == 1);  // the smallest subnormal ue4m3
+  CHECK(m.value(0, 16) == m.decode(std::numeric_limits<float4_e2m1fn>::max().bits(), m.scale(0, 1)));  // clipped
+  CHECK(blockscale::nvfp4_statistics(c.data(), 32, m).quantization.overflows == 1);
+}
+
 TEST_CASE("delayed_scaler collects statistics every N iterations without changing what it does",
           "[quantization_statistics]") {
   delayed_scaler plain(delayed_scaling{}, fp8_pass::forward, 2);

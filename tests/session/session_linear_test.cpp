@@ -7,8 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace mixprec;
@@ -222,4 +224,141 @@ TEST_CASE("the block-scaled precisions as recipes", "[session][linear][recipe]")
   layer l;
   CHECK_THROWS_WITH(session_linear(amp, 70000, matrix(dtype::float32, 1, inputs), l.weight),
                     Catch::Contains("session_linear: layer 70000 is above 65535"));
+}
+
+namespace {
+
+// Two layers, x (batch × inputs) -> layer 0 -> h (batch × outputs) -> layer 1 -> y, trained
+// `steps` steps with a fixed output gradient; `seen_h` gets h of every step.
+struct two_layers {
+  layer first;
+  parameter weight{pattern(outputs, outputs, 0.29f, 0.2f), "out.weight"};
+  void register_with(precision_session& amp) {
+    first.register_with(amp);
+    amp.add_parameter(weight);
+    if (amp.get_recipe().precision == precision_mode::float8) amp.use_fp8_layers(2);
+    amp.use_optimizer(optim::sgd(optim::sgd_options{0.05f}));
+  }
+  void train(precision_session& amp, int steps, std::vector<matrix>* seen_h = nullptr) {
+    const matrix x = pattern(batch, inputs, 0.23f, 1.0f);
+    for (int s = 0; s < steps; ++s) {
+      matrix h;
+      amp.train_step(
+          [&] {
+            h = session_linear(amp, 0, x, first.weight, first.bias);
+            if (seen_h != nullptr) seen_h->push_back(h);
+            session_linear(amp, 1, h, weight);
+            return 0.0f;
+          },
+          [&](const backward_context& b) {
+            const matrix dy = pattern(batch, outputs, 0.05f + 0.01f * static_cast<float>(s), 1e-2f * b.loss_gradient);
+            const ops::linear_grads g1 = session_linear_backward(amp, 1, dy, h, weight);
+            amp.accumulate_gradient(weight, g1.weight);
+            const ops::linear_grads g0 = session_linear_backward(amp, 0, g1.input, x, first.weight, first.bias);
+            amp.accumulate_gradient(first.weight, g0.weight);
+            amp.accumulate_gradient(first.bias, g0.bias);
+          });
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("quantisation statistics of the session's layers: the steps, layers and operands asked for",
+          "[session][linear][statistics]") {
+  for (const char* name : {"fp8", "mxfp8", "fp8_block", "nvfp4", "mxfp4"}) {
+    INFO(name);
+    precision_session amp{parse_recipe(std::string("recipe=") + name + ", seed=3")};
+    two_layers model;
+    model.register_with(amp);
+    quantization_statistics_options o;
+    o.every = 2;
+    o.start_step = 1;
+    o.end_step = 3;
+    o.layers = {1};
+    amp.collect_quantization_statistics(o);
+    std::vector<layer_quantization_record> calls;
+    amp.on_quantization_statistics([&](const layer_quantization_record& r) { calls.push_back(r); });
+    std::vector<matrix> h;
+    model.train(amp, 6, &h);
+    // Steps 1 and 3 (not 5: after end_step), layer 1 only, its three operands each time.
+    REQUIRE(calls.size() == 6);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      CHECK(calls[i].step == (i < 3 ? 1 : 3));
+      CHECK(calls[i].layer == 1);
+      CHECK(calls[i].precision == amp.get_recipe().precision);
+      CHECK(calls[i].report.tensor.numel ==
+            (calls[i].operand == ops::layer_operand::weight ? outputs : batch) * outputs);
+    }
+    const std::vector<layer_quantization_record>& latest = amp.quantization_statistics();
+    REQUIRE(latest.size() == 3);
+    CHECK(latest[0].operand == ops::layer_operand::input);
+    CHECK(latest[1].operand == ops::layer_operand::weight);
+    CHECK(latest[2].operand == ops::layer_operand::grad_output);
+    // The input record is the statistics of layer 1's input at step 3, quantised by its recipe.
+    const matrix& input = h[3];
+    const float* v = input.data<float>();
+    float amax = 0;
+    for (std::size_t i = 0; i < input.size(); ++i) amax = std::max(amax, std::fabs(v[i]));
+    CHECK(latest[0].step == 3);
+    CHECK(latest[0].report.tensor.amax == amax);
+    if (amp.get_recipe().precision == precision_mode::mxfp8) {
+      const auto q = mx_quantize<float8_e4m3fn>(v, batch, outputs, outputs, mx_axis::rows);
+      CHECK(to_json(latest[0].report) == to_json(mx_statistics(v, outputs, q)));
+    }
+    if (amp.get_recipe().precision == precision_mode::fp8_block) {
+      const auto q = blockscale::fp8_block_quantize<float8_e4m3fn>(v, batch, outputs, outputs);
+      CHECK(to_json(latest[0].report) == to_json(blockscale::fp8_block_statistics(v, outputs, q)));
+    }
+    const std::string json = to_json(latest);
+    CHECK(json.rfind("[{\"step\": 3, \"layer\": 1, \"operand\": \"input\", \"precision\": \"" + std::string(name) +
+                         "\", \"stats\": {\"numel\": 480, ",
+                     0) == 0);
+
+    // Collecting changes no result: the same run without it ends with the same weights.
+    precision_session plain{parse_recipe(std::string("recipe=") + name + ", seed=3")};
+    two_layers other;
+    other.register_with(plain);
+    other.train(plain, 6);
+    CHECK(same(model.weight.value(), other.weight.value()));
+    CHECK(same(model.first.weight.value(), other.first.weight.value()));
+    CHECK(plain.quantization_statistics().empty());
+  }
+}
+
+TEST_CASE("quantisation statistics: every layer by default, nothing from plain layers, bad options refused",
+          "[session][linear][statistics]") {
+  precision_session amp{parse_recipe("recipe=mxfp8")};
+  two_layers model;
+  model.register_with(amp);
+  amp.collect_quantization_statistics({});
+  model.train(amp, 1);
+  CHECK(amp.quantization_statistics().size() == 6);
+  amp.stop_quantization_statistics();
+  model.train(amp, 1);
+  CHECK(amp.quantization_statistics()[0].step == 0);
+  // A layer outside train_step (an evaluation) is not measured.
+  amp.collect_quantization_statistics({});
+  session_linear(amp, 0, pattern(batch, inputs, 0.23f, 1.0f), model.first.weight);
+  CHECK(amp.quantization_statistics()[0].step == 0);
+
+  precision_session bf16{parse_recipe("recipe=bf16")};
+  two_layers plain;
+  plain.register_with(bf16);
+  bf16.collect_quantization_statistics({});
+  plain.train(bf16, 1);
+  CHECK(bf16.quantization_statistics().empty());
+
+  quantization_statistics_options bad;
+  bad.every = 0;
+  CHECK_THROWS_WITH(amp.collect_quantization_statistics(bad),
+                    "precision_session::collect_quantization_statistics: every is 0, it must be >= 1");
+  bad.every = 1;
+  bad.start_step = -2;
+  CHECK_THROWS_WITH(amp.collect_quantization_statistics(bad),
+                    "precision_session::collect_quantization_statistics: start_step is -2, it must be >= 0");
+  bad.start_step = 5;
+  bad.end_step = 4;
+  CHECK_THROWS_WITH(amp.collect_quantization_statistics(bad),
+                    "precision_session::collect_quantization_statistics: end_step 4 is before start_step 5");
 }

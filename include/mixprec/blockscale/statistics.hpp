@@ -11,11 +11,17 @@
 // copy's scale_inv tensor: the block decode scales of block fp8 (float(q) · scale_inv is the
 // value), the ue4m3 block scales of NVFP4 (TE's _rowwise_scale_inv / _columnwise_scale_inv; the
 // value also takes the per-tensor decode scale, m.decode_scale(), which is not in the range).
-// Overflows are not counted: a block scale is set from its block's amax (TE counts overflows for
-// per-tensor delayed scaling only).
+// Overflows are mixprec's definition (TE counts them for per-tensor delayed scaling only): the
+// values that their block's rounded scale leaves above the element format's range, which the
+// quantise clipped (detail::overflow_boundary).  Power-of-two fp8 block scales (TE's default)
+// round down, and other fp8 block scales leave a block's amax at most a rounding above 448: no
+// overflows.  A normal ue4m3 NVFP4 scale is rounded by at most 1/16, so a block's amax decodes to
+// at most 6.375 < 7; a block whose amax is below about 2^-6 / 448 of the tensor's amax gets a
+// subnormal ue4m3 scale, rounded more coarsely, and can clip (tested).
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include "../scaling/fp8/quantization_statistics.hpp"
@@ -28,9 +34,11 @@ namespace mixprec::blockscale {
 template <class T>
 quantization_report fp8_block_statistics(const float* a, std::size_t lda, const fp8_block_matrix<T>& m) {
   const std::vector<float> scale_invs(m.scale_invs(), m.scale_invs() + m.block_rows() * m.block_cols());
-  return mixprec::detail::dequantized_matrix_report(
+  const float largest = static_cast<float>(std::numeric_limits<T>::max());
+  return mixprec::detail::dequantized_matrix_report<T>(
       "fp8_block_statistics", a, lda, m.rows(), m.cols(),
-      [&](float* out, std::size_t ldo) { fp8_block_dequantize(m, out, ldo); }, scale_invs);
+      [&](float* out, std::size_t ldo) { fp8_block_dequantize(m, out, ldo); }, scale_invs,
+      [&](std::size_t r, std::size_t c) { return largest * m.scale_inv_at(r, c); });
 }
 
 // a: the float matrix (leading dimension lda) that the copy m (row-wise or column-wise) was
@@ -42,9 +50,14 @@ inline quantization_report nvfp4_statistics(const float* a, std::size_t lda, con
       scale_invs[line * m.blocks_per_line() + j] = static_cast<float>(m.scale(line, j));
     }
   }
-  return mixprec::detail::dequantized_matrix_report(
+  const unsigned largest_code = std::numeric_limits<float4_e2m1fn>::max().bits();
+  return mixprec::detail::dequantized_matrix_report<float4_e2m1fn>(
       "nvfp4_statistics", a, lda, m.rows(), m.cols(),
-      [&](float* out, std::size_t ldo) { nvfp4_dequantize(m, out, ldo); }, scale_invs);
+      [&](float* out, std::size_t ldo) { nvfp4_dequantize(m, out, ldo); }, scale_invs,
+      [&](std::size_t r, std::size_t c) {
+        const std::size_t line = m.columnwise() ? c : r, position = m.columnwise() ? r : c;
+        return m.decode(largest_code, m.scale(line, position / nvfp4_block_size));
+      });
 }
 
 }  // namespace mixprec::blockscale

@@ -27,8 +27,10 @@
 #include <cstddef>
 
 #include "../blockscale/fp8_block_gemm.hpp"
+#include "../blockscale/statistics.hpp"
 #include "linear.hpp"
 #include "operand.hpp"
+#include "quantization_record.hpp"
 
 namespace mixprec::ops {
 
@@ -39,6 +41,9 @@ struct fp8_block_linear_options {
   // DeepSeek-V3's recipes round to nearest, so it is off unless asked for.  The weight-gradient
   // copy of dy (its transpose) takes tensor_id + 1.
   block_stochastic_rounding gradient_rounding{};
+  // TE's statistics of Q(x), Q(w) (the forward's) and Q(dy) (the dx product's), appended here
+  // when set (quantization_record.hpp).
+  statistics_sink* statistics = nullptr;
 };
 
 namespace detail {
@@ -63,6 +68,15 @@ blockscale::fp8_block_matrix<T> quantize_blocks(const matrix_view& v, bool trans
   return blockscale::fp8_block_quantize<T>(values.data(), source.rows(), source.cols(), source.cols(), q);
 }
 
+// With a sink: the statistics of q, the block quantisation of v (not transposed).
+template <class T>
+void record_blocks(statistics_sink* sink, layer_operand operand, const matrix_view& v,
+                   const blockscale::fp8_block_matrix<T>& q) {
+  if (sink == nullptr) return;
+  const scratch<float> values = as_floats(v);
+  sink->push_back(operand_statistics{operand, blockscale::fp8_block_statistics(values.data(), v.cols(), q)});
+}
+
 }  // namespace detail
 
 template <class T = float8_e4m3fn>
@@ -73,6 +87,8 @@ matrix fp8_block_linear(const operand& x, const operand& weight, const operand& 
   matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // fp8_block_gemm writes every element
   const auto xq = detail::quantize_blocks<T>(x.view(), false, blockscale::fp8_block_kind::row_1x128, o);
   const auto wq = detail::quantize_blocks<T>(weight.view(), false, blockscale::fp8_block_kind::tile_128x128, o);
+  detail::record_blocks(o.statistics, layer_operand::input, x.view(), xq);
+  detail::record_blocks(o.statistics, layer_operand::weight, weight.view(), wq);
   blockscale::fp8_block_gemm(xq, wq, y.data<float>(), cols);
   if (!bias.view().empty()) {
     detail::check_bias("fp8_block_linear", bias.view(), cols);
@@ -102,6 +118,7 @@ linear_grads fp8_block_linear_backward(const operand& grad_out, const operand& x
   ++transposed_rounding.tensor_id;
   const auto dy =
       detail::quantize_blocks<TGrad>(grad_out.view(), false, fp8_block_kind::row_1x128, o, o.gradient_rounding);
+  detail::record_blocks(o.statistics, layer_operand::grad_output, grad_out.view(), dy);
   const auto wt = detail::quantize_blocks<T>(weight.view(), true, fp8_block_kind::tile_128x128, o);
   blockscale::fp8_block_gemm(dy, wt, g.input.data<float>(), x.cols());
   const auto dyt =

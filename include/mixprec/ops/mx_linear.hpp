@@ -18,6 +18,8 @@
 // the weight one scale per 32 × 32 tile (Transformer Engine's 2D quantisation of weights,
 // mx/quantize.hpp): its blocks along `in` (the forward's) and along `out` (the backward's dx)
 // then share their scales, so both products see the same quantised weight.
+// mx_linear_options::statistics collects TE's statistics of Q(x), Q(w) (the forward's) and
+// Q(dy) (the dx product's): quantization_record.hpp.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +27,7 @@
 #include "../mx/mx.hpp"
 #include "linear.hpp"
 #include "operand.hpp"
+#include "quantization_record.hpp"
 
 namespace mixprec::ops {
 namespace detail {
@@ -42,12 +45,22 @@ mx_matrix<T> quantize_mx(const matrix_view& x, mx_axis axis, mx_scale_rule rule,
   return mx_quantize<T>(values.data(), x.rows(), x.cols(), x.cols(), axis, rule, sharing);
 }
 
+// With a sink: the statistics of q, the MX quantisation of x (quantization_record.hpp).
+template <class T>
+void record_mx(statistics_sink* sink, layer_operand operand, const matrix_view& x, const mx_matrix<T>& q) {
+  if (sink == nullptr) return;
+  const scratch<float> values = as_floats(x);
+  sink->push_back(operand_statistics{operand, mx_statistics(values.data(), x.cols(), q)});
+}
+
 }  // namespace detail
 
-// The scale rule of every operand, and how the weight's blocks share scales.
+// The scale rule of every operand, how the weight's blocks share scales, and where the
+// quantisations' statistics go (quantization_record.hpp; nullptr: not measured).
 struct mx_linear_options {
   mx_scale_rule rule = mx_scale_rule::ocp;
   mx_scale_sharing weight_scales = mx_scale_sharing::block;  // tile: one scale per 32 × 32 tile
+  statistics_sink* statistics = nullptr;
 };
 
 template <class T>
@@ -60,6 +73,8 @@ matrix mx_linear(const operand& x, const operand& weight, const operand& bias, c
   // wᵀ's blocks along `in` are w's rows' blocks: w quantised as stored, used transposed.
   const mx_matrix<T> xq = detail::quantize_mx<T>(x.view(), mx_axis::rows, rule);
   const mx_matrix<T> wq = detail::quantize_mx<T>(weight.view(), mx_axis::rows, rule, options.weight_scales);
+  detail::record_mx(options.statistics, layer_operand::input, x.view(), xq);
+  detail::record_mx(options.statistics, layer_operand::weight, weight.view(), wq);
   mx_gemm(transpose::no, transpose::yes, 1.0f, xq, wq, bias.view().empty() ? 0.0f : 1.0f, y.data<float>(), cols);
   return y;
 }
@@ -67,7 +82,9 @@ matrix mx_linear(const operand& x, const operand& weight, const operand& bias, c
 template <class T>
 matrix mx_linear(const operand& x, const operand& weight, const operand& bias = matrix_view(),
                  mx_scale_rule rule = mx_scale_rule::ocp) {
-  return mx_linear<T>(x, weight, bias, mx_linear_options{rule, mx_scale_sharing::block});
+  mx_linear_options options;
+  options.rule = rule;
+  return mx_linear<T>(x, weight, bias, options);
 }
 
 template <class TGrad, class T>
@@ -85,6 +102,7 @@ linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const
   float* dx = g.input.data<float>();
   float* dw = g.weight.data<float>();
   const mx_matrix<TGrad> dy_rows = detail::quantize_mx<TGrad>(grad_out.view(), mx_axis::rows, rule);
+  detail::record_mx(options.statistics, layer_operand::grad_output, grad_out.view(), dy_rows);
   const mx_matrix<T> w_columns = detail::quantize_mx<T>(weight.view(), mx_axis::columns, rule, options.weight_scales);
   mx_gemm(1.0f, dy_rows, w_columns, 0.0f, dx, x.cols());
   // dyᵀ's blocks along the batch are dy's columns' blocks: dy quantised as stored, used transposed.
@@ -98,7 +116,9 @@ linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const
 template <class TGrad, class T>
 linear_grads mx_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
                                 const operand& bias = matrix_view(), mx_scale_rule rule = mx_scale_rule::ocp) {
-  return mx_linear_backward<TGrad, T>(grad_out, x, weight, bias, mx_linear_options{rule, mx_scale_sharing::block});
+  mx_linear_options options;
+  options.rule = rule;
+  return mx_linear_backward<TGrad, T>(grad_out, x, weight, bias, options);
 }
 
 }  // namespace mixprec::ops

@@ -32,8 +32,10 @@
 #include <cstddef>
 
 #include "../blockscale/nvfp4_gemm.hpp"
+#include "../blockscale/statistics.hpp"
 #include "linear.hpp"
 #include "operand.hpp"
+#include "quantization_record.hpp"
 
 namespace mixprec::ops {
 
@@ -44,6 +46,9 @@ struct nvfp4_linear_options {
   // TE rounds the gradient stochastically (unless disable_stochastic_rounding); enabled here
   // with seed 0, tensor 0, step 0 unless set: set the step (and the layer as tensor_id) each time.
   block_stochastic_rounding gradient_rounding = default_gradient_rounding();
+  // TE's statistics of the row-wise copies of x, w (the forward's) and dy (the dx product's),
+  // appended here when set (quantization_record.hpp).
+  statistics_sink* statistics = nullptr;
 
   static block_stochastic_rounding default_gradient_rounding() noexcept {
     block_stochastic_rounding sr;
@@ -70,6 +75,17 @@ inline blockscale::nvfp4_tensor quantize_nvfp4(const std::vector<float>& values,
   return blockscale::nvfp4_quantize(values.data(), rows, cols, cols, q);
 }
 
+// The row-wise copy of `values` (rows × cols, row-major), with its statistics in the sink.
+inline blockscale::nvfp4_tensor quantize_nvfp4_recorded(const std::vector<float>& values, std::size_t rows,
+                                                        std::size_t cols, const blockscale::nvfp4_options& q,
+                                                        statistics_sink* sink, layer_operand operand) {
+  blockscale::nvfp4_tensor t = quantize_nvfp4(values, rows, cols, q);
+  if (sink != nullptr) {
+    sink->push_back(operand_statistics{operand, blockscale::nvfp4_statistics(values.data(), cols, *t.rowwise)});
+  }
+  return t;
+}
+
 }  // namespace detail
 
 inline matrix nvfp4_linear(const operand& x, const operand& weight, const operand& bias = matrix_view(),
@@ -80,9 +96,11 @@ inline matrix nvfp4_linear(const operand& x, const operand& weight, const operan
   if (!bias.view().empty()) detail::fill_bias_rows("nvfp4_linear", bias.view(), rows, cols, y.data<float>());
   blockscale::nvfp4_options q;
   q.rule = o.rule;
-  const auto xq = detail::quantize_nvfp4(detail::floats_padded(x.view(), rows), rows, in, q);
+  const auto xq = detail::quantize_nvfp4_recorded(detail::floats_padded(x.view(), rows), rows, in, q, o.statistics,
+                                                  layer_operand::input);
   q.tile = o.weight_2d ? blockscale::nvfp4_tile::square_16 : blockscale::nvfp4_tile::row_16;
-  const auto wq = detail::quantize_nvfp4(detail::floats_padded(weight.view(), cols), cols, in, q);
+  const auto wq = detail::quantize_nvfp4_recorded(detail::floats_padded(weight.view(), cols), cols, in, q, o.statistics,
+                                                  layer_operand::weight);
   // wᵀ (in × out) blocked along `in`: w's row-wise copy read as the column-wise copy of wᵀ.
   blockscale::nvfp4_gemm(1.0f, *xq.rowwise, wq.rowwise->transposed(), bias.view().empty() ? 0.0f : 1.0f,
                          y.data<float>(), cols);
@@ -105,7 +123,8 @@ inline linear_grads nvfp4_linear_backward(const operand& grad_out, const operand
   q.rule = o.rule;
   // dx = dy · w: dy's row-wise copy (SR), w's column-wise copy (blocked along `out`).
   q.stochastic = o.gradient_rounding;
-  const auto dy = detail::quantize_nvfp4(detail::floats_padded(grad_out.view(), batch), batch, out, q);
+  const auto dy = detail::quantize_nvfp4_recorded(detail::floats_padded(grad_out.view(), batch), batch, out, q,
+                                                  o.statistics, layer_operand::grad_output);
   q.stochastic = {};
   q.tile = o.weight_2d ? blockscale::nvfp4_tile::square_16 : blockscale::nvfp4_tile::row_16;
   q.rowwise = false;

@@ -22,6 +22,9 @@
 // ops::linear, which computes in the override's dtype: `override=last:bf16` keeps the last layer
 // out of NVFP4, as NVIDIA's NVFP4 recipe keeps the final layers in bf16.
 //
+// With precision_session::collect_quantization_statistics, the quantising layers measure their
+// operands on the selected steps and layers (session/quantization_statistics.hpp).
+//
 // nvfp4's stochastic rounding is keyed by the recipe's seed, the layer l and micro-batch
 // (tensor id = micro-batch · 2^16 + l) and the completed steps (step): the bits depend only on
 // where the step is in the run, so a run resumed from a checkpoint draws the same ones.  The
@@ -31,7 +34,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../ops/fp8_block_linear.hpp"
 #include "../ops/fp8_linear.hpp"
@@ -61,18 +68,49 @@ inline bool runs_plain_linear(const precision_session& amp, const ops::operand& 
          m == precision_mode::bfloat16 || (p != nullptr && p->precision_override());
 }
 
-inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, std::size_t layer) {
+inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, std::size_t layer,
+                                                  ops::statistics_sink* sink) {
   ops::nvfp4_linear_options o;
+  o.statistics = sink;
   o.gradient_rounding.seed = static_cast<std::uint64_t>(amp.get_recipe().seed);
   o.gradient_rounding.tensor_id = static_cast<std::uint32_t>((amp.current_micro_batch() << 16) | layer);
   o.gradient_rounding.step = static_cast<std::uint32_t>(amp.completed_steps());
   return o;
 }
 
-inline ops::mx_linear_options mx_options_of(const precision_session& amp) {
+inline ops::mx_linear_options mx_options_of(const precision_session& amp, ops::statistics_sink* sink = nullptr) {
   ops::mx_linear_options o;
   o.weight_scales = amp.get_recipe().mx_weight_scales;
+  o.statistics = sink;
   return o;
+}
+
+// call() with the delayed scaler's statistics collection on for `tensors` (restored after, the
+// user's own settings included), their records appended to the sink as `operands`; call() alone
+// without a sink.
+template <class Call>
+auto measured_fp8(delayed_scaler& scaler, std::initializer_list<std::size_t> tensors,
+                  std::initializer_list<ops::layer_operand> operands, ops::statistics_sink* sink, Call&& call) {
+  if (sink == nullptr) return call();
+  struct restore {
+    delayed_scaler& scaler;
+    std::vector<std::pair<std::size_t, std::int64_t>> every;
+    ~restore() {
+      for (const auto& [tensor, n] : every) scaler.collect_statistics(tensor, n);
+    }
+  } saved{scaler, {}};
+  for (const std::size_t t : tensors) {
+    saved.every.emplace_back(t, scaler.statistics_every(t));
+    scaler.collect_statistics(t, 1);
+  }
+  auto result = call();
+  auto operand = operands.begin();
+  for (const std::size_t t : tensors) {
+    const std::optional<fp8_statistics_record>& r = scaler.statistics(t);
+    if (r && r->iteration == scaler.iteration()) sink->push_back(ops::operand_statistics{*operand, r->report});
+    ++operand;
+  }
+  return result;
 }
 
 inline const blockscale::linear_cast_config& rowwise_recipe() {
@@ -81,28 +119,90 @@ inline const blockscale::linear_cast_config& rowwise_recipe() {
   return c;
 }
 
+// The records of a measured call go to the session (precision_session::quantization_due).
+class layer_statistics {
+ public:
+  layer_statistics(precision_session& amp, std::size_t layer) : amp_(amp), layer_(layer) {
+    if (amp.quantization_due(layer)) sink_ = &seen_;
+  }
+  ops::statistics_sink* sink() noexcept { return sink_; }
+  void commit() {
+    if (sink_ != nullptr) amp_.record_quantization(layer_, seen_);
+  }
+
+ private:
+  precision_session& amp_;
+  std::size_t layer_;
+  ops::statistics_sink seen_;
+  ops::statistics_sink* sink_ = nullptr;
+};
+
+inline matrix quantized_linear(precision_session& amp, std::size_t layer, const ops::operand& x,
+                               const ops::operand& weight, const ops::operand& bias, ops::statistics_sink* sink) {
+  switch (amp.get_recipe().precision) {
+    case precision_mode::float8: {
+      ops::fp8_training& fp8 = amp.fp8();
+      const std::size_t l = fp8.checked_layer(layer);
+      return measured_fp8(fp8.forward(), {2 * l, 2 * l + 1}, {ops::layer_operand::input, ops::layer_operand::weight},
+                          sink, [&] { return ops::fp8_linear(x, weight, bias, fp8, layer); });
+    }
+    case precision_mode::mxfp8:
+      return ops::mx_linear<float8_e4m3fn>(x, weight, bias, mx_options_of(amp, sink));
+    case precision_mode::fp8_block: {
+      ops::fp8_block_linear_options o;
+      o.statistics = sink;
+      return ops::fp8_block_linear(x, weight, bias, o);
+    }
+    case precision_mode::nvfp4:
+      return ops::nvfp4_linear(x, weight, bias, nvfp4_options_of(amp, layer, sink));
+    case precision_mode::fp8_rowwise:
+      return ops::torchao_fp8_linear(x, weight, bias, rowwise_recipe());
+    case precision_mode::mxfp4:
+      return ops::mx_linear<float4_e2m1fn>(x, weight, bias, mx_options_of(amp, sink));
+    default:
+      return ops::linear(x, weight, bias);
+  }
+}
+
+inline ops::linear_grads quantized_linear_backward(precision_session& amp, std::size_t layer,
+                                                   const ops::operand& grad_out, const ops::operand& x,
+                                                   const ops::operand& weight, const ops::operand& bias,
+                                                   ops::statistics_sink* sink) {
+  switch (amp.get_recipe().precision) {
+    case precision_mode::float8: {
+      ops::fp8_training& fp8 = amp.fp8();
+      const std::size_t l = fp8.checked_layer(layer);
+      return measured_fp8(fp8.backward(), {l}, {ops::layer_operand::grad_output}, sink,
+                          [&] { return ops::fp8_linear_backward(grad_out, x, weight, bias, fp8, layer); });
+    }
+    case precision_mode::mxfp8:
+      return ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(grad_out, x, weight, bias, mx_options_of(amp, sink));
+    case precision_mode::fp8_block: {
+      ops::fp8_block_linear_options o;
+      o.statistics = sink;
+      return ops::fp8_block_linear_backward(grad_out, x, weight, bias, o);
+    }
+    case precision_mode::nvfp4:
+      return ops::nvfp4_linear_backward(grad_out, x, weight, bias, nvfp4_options_of(amp, layer, sink));
+    case precision_mode::fp8_rowwise:
+      return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, rowwise_recipe());
+    case precision_mode::mxfp4:
+      return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias, mx_options_of(amp, sink));
+    default:
+      return ops::linear_backward(grad_out, x, weight, bias);
+  }
+}
+
 }  // namespace detail
 
 inline matrix session_linear(precision_session& amp, std::size_t layer, const ops::operand& x,
                              const ops::operand& weight, const ops::operand& bias = matrix_view()) {
   detail::check_session_layer("session_linear", layer);
   if (detail::runs_plain_linear(amp, weight)) return ops::linear(x, weight, bias);
-  switch (amp.get_recipe().precision) {
-    case precision_mode::float8:
-      return ops::fp8_linear(x, weight, bias, amp.fp8(), layer);
-    case precision_mode::mxfp8:
-      return ops::mx_linear<float8_e4m3fn>(x, weight, bias, detail::mx_options_of(amp));
-    case precision_mode::fp8_block:
-      return ops::fp8_block_linear(x, weight, bias);
-    case precision_mode::nvfp4:
-      return ops::nvfp4_linear(x, weight, bias, detail::nvfp4_options_of(amp, layer));
-    case precision_mode::fp8_rowwise:
-      return ops::torchao_fp8_linear(x, weight, bias, detail::rowwise_recipe());
-    case precision_mode::mxfp4:
-      return ops::mx_linear<float4_e2m1fn>(x, weight, bias, detail::mx_options_of(amp));
-    default:
-      return ops::linear(x, weight, bias);
-  }
+  detail::layer_statistics statistics(amp, layer);
+  matrix y = detail::quantized_linear(amp, layer, x, weight, bias, statistics.sink());
+  statistics.commit();
+  return y;
 }
 
 inline ops::linear_grads session_linear_backward(precision_session& amp, std::size_t layer,
@@ -110,23 +210,10 @@ inline ops::linear_grads session_linear_backward(precision_session& amp, std::si
                                                  const ops::operand& weight, const ops::operand& bias = matrix_view()) {
   detail::check_session_layer("session_linear_backward", layer);
   if (detail::runs_plain_linear(amp, weight)) return ops::linear_backward(grad_out, x, weight, bias);
-  switch (amp.get_recipe().precision) {
-    case precision_mode::float8:
-      return ops::fp8_linear_backward(grad_out, x, weight, bias, amp.fp8(), layer);
-    case precision_mode::mxfp8:
-      return ops::mx_linear_backward<float8_e5m2, float8_e4m3fn>(grad_out, x, weight, bias, detail::mx_options_of(amp));
-    case precision_mode::fp8_block:
-      return ops::fp8_block_linear_backward(grad_out, x, weight, bias);
-    case precision_mode::nvfp4:
-      return ops::nvfp4_linear_backward(grad_out, x, weight, bias, detail::nvfp4_options_of(amp, layer));
-    case precision_mode::fp8_rowwise:
-      return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, detail::rowwise_recipe());
-    case precision_mode::mxfp4:
-      return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias,
-                                                                   detail::mx_options_of(amp));
-    default:
-      return ops::linear_backward(grad_out, x, weight, bias);
-  }
+  detail::layer_statistics statistics(amp, layer);
+  ops::linear_grads g = detail::quantized_linear_backward(amp, layer, grad_out, x, weight, bias, statistics.sink());
+  statistics.commit();
+  return g;
 }
 
 }  // namespace mixprec

@@ -54,6 +54,7 @@
 #include "master_weights.hpp"
 #include "model_parameters.hpp"
 #include "process_group.hpp"
+#include "quantization_statistics.hpp"
 #include "recipe.hpp"
 #include "recipe_fields.hpp"
 #include "schedule.hpp"
@@ -459,6 +460,27 @@ class precision_session {
   void record_gradient_amax(bool on) noexcept { record_gradient_amax_ = on; }
   bool records_gradient_amax() const noexcept { return record_gradient_amax_; }
 
+  // ---- Quantisation statistics of the layers (quantization_statistics.hpp) ----
+  //
+  // From the next train_step on, session_linear measures the quantised operands of the layers
+  // and steps the options select; quantization_statistics() holds the latest record of each
+  // (layer, operand), and the callback gets every record as it is made.  Not a recipe setting:
+  // it changes no result, and is not saved.
+  void collect_quantization_statistics(const quantization_statistics_options& options) { quantization_.start(options); }
+  void stop_quantization_statistics() noexcept { quantization_.stop(); }
+  const std::vector<layer_quantization_record>& quantization_statistics() const noexcept {
+    return quantization_.latest();
+  }
+  void on_quantization_statistics(quantization_callback callback) { quantization_.set_callback(std::move(callback)); }
+  // session_linear's side: whether layer `layer`'s call now is measured (inside train_step, on a
+  // selected step and layer, in the first micro-batch), and where its records go.
+  bool quantization_due(std::size_t layer) const {
+    return in_step_ && quantization_.due(total_.steps, layer, micro_batch_);
+  }
+  void record_quantization(std::size_t layer, const ops::statistics_sink& seen) {
+    quantization_.record(total_.steps, layer, recipe_.precision, seen);
+  }
+
   // The versioned, checksummed state (scaling/state.hpp's frame, magic "MXSESSON"): the recipe's
   // settings, enabled, both scalers, the statistics, the master weights (masters and working
   // copies) and the fp8 scalers.  Only between steps.
@@ -706,6 +728,7 @@ class precision_session {
   bool in_step_ = false;
   std::size_t micro_batch_ = 0;
   bool record_gradient_amax_ = false;
+  quantization_collector quantization_;
   epoch_statistics epoch_, total_;
   log_sink sink_;
   // Recipe changes (schedule.hpp): the schedule, the next change to apply, whether the fallback

@@ -120,6 +120,11 @@ class delayed_scaler {
     statistics_.resize(state_.tensors);
     every_[tensor] = every;
   }
+  // The collection interval of the tensor (0: off).
+  std::int64_t statistics_every(std::size_t tensor) const {
+    checked(tensor);
+    return tensor < every_.size() ? every_[tensor] : 0;
+  }
   // The tensor's last measured quantisation and its iteration; empty before the first.
   const std::optional<fp8_statistics_record>& statistics(std::size_t tensor) const {
     static const std::optional<fp8_statistics_record> none;

@@ -399,18 +399,65 @@ inline void check_input_matrix(const char* function, const float* a, std::size_t
   }
 }
 
-// The report of a block quantiser's rows × cols matrix (mx_statistics, blockscale's
-// fp8_block_statistics and nvfp4_statistics): checks the input a (leading dimension lda),
-// decodes the matrix with dequantize(out, ldo) into a buffer and measures it against a with the
-// quantiser's inverse scales.  `function` names the caller in the errors.
-template <class Dequantize>
+// Where a block quantiser's element of type T overflows (mixprec's definition: TE counts overflows
+// for per-tensor delayed scaling only, where the scale comes from an older amax).  A block's
+// scale comes from the block's own amax, but it is rounded (MX's OCP rule takes the power of two
+// at or below amax / max; NVFP4's scale is rounded to ue4m3), so the block's largest values can
+// land above T's largest finite value m.  They count as overflows when, divided by their block's
+// decode scale, they lie beyond m's rounding range: the values that a saturating quantise clipped
+// to ±m and a non-saturating one would have made infinite or NaN.  The boundary is m plus half the
+// spacing of T's values at m, excluded when rounding to nearest even keeps a tie at m (m's code
+// even) and included when it sends the tie up: |x| > 464·s for e4m3, |x| >= 61440·s for e5m2,
+// |x| >= 7·s for e2m1, with s the decode scale (an MX block with amax 500 and scale 1 clips it to
+// 448; 460 rounds to 448 and is not an overflow).
+template <class T>
+struct overflow_boundary {
+  double ratio = 0;        // boundary / m
+  bool inclusive = false;  // a value at the boundary overflows
+  overflow_boundary() {
+    const double m = static_cast<double>(static_cast<float>(std::numeric_limits<T>::max()));
+    int e = 0;
+    static_cast<void>(std::frexp(m, &e));  // m = f · 2^e, f in [0.5, 1)
+    const double spacing = std::ldexp(1.0, e - std::numeric_limits<T>::digits);
+    ratio = (m + spacing / 2) / m;
+    inclusive = (std::numeric_limits<T>::max().bits() & 1u) != 0;
+  }
+  // largest: the decoded value of T's largest code in x's block (m times the decode scale).
+  bool clipped(float x, float largest) const noexcept {
+    const double limit = ratio * static_cast<double>(largest);
+    const double a = std::fabs(static_cast<double>(x));
+    return inclusive ? a >= limit : a > limit;
+  }
+};
+
+// The report of a block quantiser's rows × cols matrix of T elements (mx_statistics,
+// blockscale's fp8_block_statistics and nvfp4_statistics): checks the input a (leading dimension
+// lda), decodes the matrix with dequantize(out, ldo) into a buffer and measures it against a with
+// the quantiser's inverse scales; largest(r, c) is the decoded value of T's largest code in
+// element (r, c)'s block, for the overflows (overflow_boundary).  `function` names the caller in
+// the errors.
+template <class T, class Dequantize, class Largest>
 quantization_report dequantized_matrix_report(const char* function, const float* a, std::size_t lda, std::size_t rows,
                                               std::size_t cols, Dequantize&& dequantize,
-                                              const std::vector<float>& scale_invs) {
+                                              const std::vector<float>& scale_invs, Largest&& largest) {
   check_input_matrix(function, a, rows, cols, "lda", lda);
   std::vector<float> dequantised(rows * cols);  // the quantised matrix exists, so rows · cols fits
   if (!dequantised.empty()) dequantize(dequantised.data(), cols);
-  return statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
+  quantization_report report =
+      statistics_of_dequantized(a, lda, dequantised.data(), cols, rows, cols, scale_invs.data(), scale_invs.size());
+  // A clipped value decodes to ±largest, below its own magnitude: only those are looked at.
+  const overflow_boundary<T> boundary;
+  std::size_t overflows = 0;
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t c = 0; c < cols; ++c) {
+      const float x = a[r * lda + c];
+      if (std::fabs(x) > std::fabs(dequantised[r * cols + c]) && boundary.clipped(x, largest(r, c))) ++overflows;
+    }
+  }
+  report.quantization.overflows = overflows;
+  report.quantization.overflows_percent =
+      rows * cols == 0 ? 0.0 : 100.0 * static_cast<double>(overflows) / static_cast<double>(rows * cols);
+  return report;
 }
 
 // The largest and smallest nonzero magnitude of one block, and whether it held a NaN.

@@ -33,7 +33,7 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
     shifted[k] = deviations[k] = l1[k] = error[k] = zero;
     low[k] = smallest[k] = infinite;
     high[k] = -infinite;
-    nonzero_x[k] = nonzero_q[k] = over[k] = count_vector{};
+    nonzero_x[k] = nonzero_q[k] = over[k] = tail_valid[k] = count_vector{};
   }
   // The tail is padded with zeros and masked out of the extremes and the shifted sums (a zero
   // adds nothing to the other sums and counts).

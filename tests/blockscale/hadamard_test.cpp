@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -321,6 +322,39 @@ TEST_CASE("hadamard16_columns transforms each column 16 rows at a time; in place
   hadamard16_columns_inverse(out.data(), rows, cols, 6, back.data(), cols);
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t c = 0; c < cols; ++c) CHECK(std::fabs(back[r * cols + c] - a[r * lda + c]) <= 1e-5f);
+  }
+}
+
+TEST_CASE("hadamard16_columns on 16 columns at a time: the scalar transform's bits, subnormal products included",
+          "[rht]") {
+  // 37 columns: two blocks of 16 (the vector loops) and 5 one at a time.  fl(x · 0.25) rounds
+  // in the subnormals, where a product fused into the first addition would give other bits.
+  const std::size_t rows = 32, cols = 37, lda = 40;
+  for (const rht_sign_vector& signs : {te_rht_sign_vector, rht_no_signs}) {
+    // Rows 0-15 of every magnitude; rows 16-31 all near the subnormals, so that their sums keep
+    // the bits a product rounds away.
+    std::vector<float> a = random_values(rows * lda, 17, -140, 6);
+    const std::vector<float> tiny = random_values(16 * lda, 19, -147, -123);
+    std::copy(tiny.begin(), tiny.end(), a.begin() + 16 * lda);
+    std::vector<float> out(rows * lda, -1.0f), back(rows * lda, -1.0f);
+    hadamard16_columns(a.data(), rows, cols, lda, out.data(), lda, signs);
+    hadamard16_columns_inverse(a.data(), rows, cols, lda, back.data(), lda, signs);
+    std::size_t subnormal_products = 0;
+    for (std::size_t c = 0; c < cols; ++c) {
+      std::vector<float> column(rows), inverse(rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        column[r] = a[r * lda + c];
+        subnormal_products += std::fabs(column[r] * 0.25f) < std::numeric_limits<float>::min() && column[r] != 0;
+      }
+      const std::vector<float> want = rht(column, signs);
+      hadamard16_inverse(column.data(), rows, inverse.data(), signs);
+      for (std::size_t r = 0; r < rows; ++r) {
+        INFO("row " << r << ", column " << c);
+        CHECK(bits(out[r * lda + c]) == bits(want[r]));
+        CHECK(bits(back[r * lda + c]) == bits(inverse[r]));
+      }
+    }
+    CHECK(subnormal_products > 0);
   }
 }
 

@@ -96,6 +96,61 @@ MIXPREC_HOST_DEVICE inline void rht16_inverse(float (&v)[hadamard_size], std::ui
   for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = (negative >> i) & 1u ? -v[i] : v[i];
 }
 
+// The transform of `width` columns at once (v[i][k]: position i of column k's chunk), with the
+// operations of rht16 / rht16_inverse on each column in the same order, so the same bits, in
+// loops over k that the compiler vectorises (the scalar rht16 keeps its products apart with a
+// volatile store per value, which no compiler vectorises).  The products are kept apart here by
+// an empty asm that takes the array's address and clobbers memory: the compiler must store them
+// and read them back, so no product is fused into the butterfly's first addition.
+template <std::size_t Width>
+inline void rht16_columns_block(float (&v)[hadamard_size][Width], std::uint32_t negative, bool inverse) noexcept {
+  for (std::size_t i = 0; i < hadamard_size; ++i) {
+    const float factor = !inverse && ((negative >> i) & 1u) != 0 ? -0.25f : 0.25f;
+    for (std::size_t k = 0; k < Width; ++k) v[i][k] *= factor;
+  }
+  asm volatile("" : : "r"(&v) : "memory");
+  for (std::size_t h = 1; h < hadamard_size; h *= 2) {
+    for (std::size_t i = 0; i < hadamard_size; ++i) {
+      if ((i & h) != 0) continue;
+      for (std::size_t k = 0; k < Width; ++k) {
+        const float a = v[i][k], b = v[i + h][k];
+        v[i][k] = a + b;
+        v[i + h][k] = a - b;
+      }
+    }
+  }
+  if (inverse) {
+    for (std::size_t i = 0; i < hadamard_size; ++i) {
+      if (((negative >> i) & 1u) == 0) continue;
+      for (std::size_t k = 0; k < Width; ++k) v[i][k] = -v[i][k];
+    }
+  }
+}
+
+// Calls visit(c, v) for every chunk of 16 rows (from r0) of columns [c, c + Width) of a, v the
+// transform (rht16_columns_block) of those 16 × Width values; the last columns (cols % Width)
+// one at a time with Width 1.
+constexpr std::size_t rht_columns_width = 16;
+template <class Visit>
+inline void rht_chunk_columns(const float* a, std::size_t lda, std::size_t r0, std::size_t cols, std::uint32_t negative,
+                              bool inverse, Visit&& visit) {
+  std::size_t c = 0;
+  for (; c + rht_columns_width <= cols; c += rht_columns_width) {
+    float v[hadamard_size][rht_columns_width];
+    for (std::size_t i = 0; i < hadamard_size; ++i) {
+      for (std::size_t k = 0; k < rht_columns_width; ++k) v[i][k] = a[(r0 + i) * lda + c + k];
+    }
+    rht16_columns_block(v, negative, inverse);
+    visit(c, v);
+  }
+  for (; c < cols; ++c) {
+    float v[hadamard_size][1];
+    for (std::size_t i = 0; i < hadamard_size; ++i) v[i][0] = a[(r0 + i) * lda + c];
+    rht16_columns_block(v, negative, inverse);
+    visit(c, v);
+  }
+}
+
 inline void check_rht_vector_arguments(const char* function, const float* x, std::size_t n, const float* out) {
   if (n % hadamard_size != 0) {
     throw invalid_argument(std::string(function) + ": n = " + std::to_string(n) +
@@ -172,17 +227,14 @@ inline void rht_columns(const char* function, bool inverse, const float* a, std:
                            ": the output matrix overlaps the input matrix without being it (same pointer and leading "
                            "dimension); transform into a separate buffer or in place");
   }
+  // In place (a == out) is safe: each chunk is read whole before it is written.
   for (std::size_t r0 = 0; r0 < rows; r0 += hadamard_size) {
-    for (std::size_t c = 0; c < cols; ++c) {
-      float v[hadamard_size];
-      for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = a[(r0 + i) * lda + c];
-      if (inverse) {
-        rht16_inverse(v, negative);
-      } else {
-        rht16(v, negative);
+    rht_chunk_columns(a, lda, r0, cols, negative, inverse, [&](std::size_t c, const auto& v) {
+      const std::size_t width = sizeof v[0] / sizeof(float);
+      for (std::size_t i = 0; i < hadamard_size; ++i) {
+        for (std::size_t k = 0; k < width; ++k) out[(r0 + i) * ldo + c + k] = v[i][k];
       }
-      for (std::size_t i = 0; i < hadamard_size; ++i) out[(r0 + i) * ldo + c] = v[i];
-    }
+    });
   }
 }
 

@@ -190,18 +190,20 @@ inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::s
   const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size;
   std::uint32_t largest = 0;
   for (std::size_t r0 = 0; r0 < rows; r0 += nvfp4_block_size) {
-    for (std::size_t c = 0; c < cols; ++c) {
-      float v[hadamard_size];
-      for (std::size_t i = 0; i < hadamard_size; ++i) v[i] = a[(r0 + i) * lda + c];
-      rht16(v, negative);
-      std::uint32_t chunk = 0;
-      for (const float x : v) chunk = std::max(chunk, nvfp4_magnitude_bits(x));
-      largest = std::max(largest, chunk);
-      if (!tile_amax.empty()) {
-        std::uint32_t& tile = tile_amax[(r0 / nvfp4_block_size) * across + c / nvfp4_block_size];
-        tile = std::max(tile, chunk);
+    rht_chunk_columns(a, lda, r0, cols, negative, false, [&](std::size_t c, const auto& v) {
+      constexpr std::size_t width = sizeof v[0] / sizeof(float);
+      std::uint32_t chunk[width] = {};  // each column's chunk amax bits, in vector lanes
+      for (std::size_t i = 0; i < hadamard_size; ++i) {
+        for (std::size_t k = 0; k < width; ++k) chunk[k] = std::max(chunk[k], nvfp4_magnitude_bits(v[i][k]));
       }
-    }
+      for (std::size_t k = 0; k < width; ++k) {
+        largest = std::max(largest, chunk[k]);
+        if (!tile_amax.empty()) {
+          std::uint32_t& tile = tile_amax[(r0 / nvfp4_block_size) * across + (c + k) / nvfp4_block_size];
+          tile = std::max(tile, chunk[k]);
+        }
+      }
+    });
   }
   return largest;
 }
@@ -225,7 +227,7 @@ struct nvfp4_line_buffers {
 // every path.  Stochastic rounding goes element by element (each its Philox word).
 inline void nvfp4_quantize_line(const float* x, std::size_t line, nvfp4_matrix& m,
                                 const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o,
-                                std::uint32_t negative, nvfp4_line_buffers& b) {
+                                std::uint32_t negative, nvfp4_line_buffers& b, bool transformed_already = false) {
   const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
   const std::size_t length = m.line_length(), blocks = m.blocks_per_line(), padded = blocks * nvfp4_block_size;
   const std::size_t tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
@@ -236,7 +238,7 @@ inline void nvfp4_quantize_line(const float* x, std::size_t line, nvfp4_matrix& 
   b.unrounded.resize(blocks);
   b.factor.resize(blocks);
   std::copy(x, x + length, b.y.begin());
-  if (m.hadamard_transformed()) {  // a column-wise copy whose length is a multiple of 16
+  if (m.hadamard_transformed() && !transformed_already) {  // a column-wise copy whose length is a multiple of 16
     for (std::size_t j = 0; j < blocks; ++j) {
       rht16(*reinterpret_cast<float(*)[nvfp4_block_size]>(b.y.data() + j * nvfp4_block_size), negative);
     }
@@ -318,14 +320,32 @@ inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& 
   }
   constexpr std::size_t group = 64;
   const std::size_t rows = m.rows();
+  const bool transform = m.hadamard_transformed();
   std::vector<float> lines(group * rows);
+  std::vector<float> transformed(transform ? rows * group : 0);
   for (std::size_t c0 = first; c0 < last; c0 += group) {
     const std::size_t count = std::min(group, last - c0);
-    mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(a + c0), lda * sizeof(float), rows, count,
-                                     reinterpret_cast<unsigned char*>(lines.data()), rows * sizeof(float),
+    // The transformed copy: the group's columns transformed 16 rows and 16 columns at a time
+    // (rht_chunk_columns, the scalar transform's bits) before the transpose.
+    const float* source = a + c0;
+    std::size_t source_ld = lda;
+    if (transform) {
+      for (std::size_t r0 = 0; r0 < rows; r0 += hadamard_size) {
+        rht_chunk_columns(a + c0, lda, r0, count, negative, false, [&](std::size_t c, const auto& v) {
+          constexpr std::size_t width = sizeof v[0] / sizeof(float);
+          for (std::size_t i = 0; i < hadamard_size; ++i) {
+            for (std::size_t k = 0; k < width; ++k) transformed[(r0 + i) * group + c + k] = v[i][k];
+          }
+        });
+      }
+      source = transformed.data();
+      source_ld = group;
+    }
+    mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(source), source_ld * sizeof(float), rows,
+                                     count, reinterpret_cast<unsigned char*>(lines.data()), rows * sizeof(float),
                                      active_simd_path());
     for (std::size_t k = 0; k < count; ++k) {
-      nvfp4_quantize_line(lines.data() + k * rows, c0 + k, m, tile_amax, o, negative, buffers);
+      nvfp4_quantize_line(lines.data() + k * rows, c0 + k, m, tile_amax, o, negative, buffers, transform);
     }
   }
 }

@@ -61,42 +61,45 @@ def errors(value, schema, where="$"):
     return found
 
 
-def main():
-    root, program = sys.argv[1], sys.argv[2]
-    with open(f"{root}/docs/schemas/amp_stats.schema.json", encoding="utf-8") as f:
+def load(root, schema_name, program):
+    """The schema docs/schemas/SCHEMA_NAME, and the documents the program prints one per line (as
+    text and parsed)."""
+    with open(f"{root}/docs/schemas/{schema_name}", encoding="utf-8") as f:
         schema = json.load(f)
     lines = subprocess.run([program], check=True, capture_output=True, text=True).stdout.splitlines()
-    documents = [json.loads(line) for line in lines]
+    return schema, lines, [json.loads(line) for line in lines]
+
+
+def failures_of(schema, documents, line, breakages):
+    """Prints and counts what breaks the schema in `documents`, then checks that the validator
+    rejects each breakage: (what, edit), edit(d) returning the broken document made from d, a
+    parsed copy of `line`."""
     failures = 0
     for i, document in enumerate(documents):
         for message in errors(document, schema):
             print(f"document {i}: {message}")
             failures += 1
+    for what, edit in breakages:
+        d = json.loads(line)
+        if not errors(edit(d), schema):
+            print(f"the validator accepts {what}")
+            failures += 1
+    return failures
+
+
+def main():
+    schema, lines, documents = load(sys.argv[1], "amp_stats.schema.json", sys.argv[2])
+    failures = failures_of(schema, documents, lines[0], [
+        ("a missing key", lambda d: {k: v for k, v in d.items() if k != "floor_hits"}),
+        ("an unknown key", lambda d: {**d, "extra": 1}),
+        ("a wrong kind", lambda d: {**d, "culprits": [{**d["culprits"][0], "kind": "inf"}]}),
+        ("a float count", lambda d: {**d, "steps": 1.5}),
+        ("keys out of order", lambda d: dict(reversed(list(d.items())))),
+    ])
     # Every list the schema describes appears non-empty in some document, so every item schema is used.
     for key in ("history", "culprits", "culprit_counts", "scale_histogram"):
         if not any(document[key] for document in documents):
             print(f"no document has a non-empty {key!r}")
-            failures += 1
-    # The validator rejects what it should.
-    broken = []
-    d = json.loads(lines[0])
-    del d["floor_hits"]
-    broken.append(("a missing key", d))
-    d = json.loads(lines[0])
-    d["extra"] = 1
-    broken.append(("an unknown key", d))
-    d = json.loads(lines[0])
-    d["culprits"][0]["kind"] = "inf"
-    broken.append(("a wrong kind", d))
-    d = json.loads(lines[0])
-    d["steps"] = 1.5
-    broken.append(("a float count", d))
-    d = json.loads(lines[0])
-    d = dict(reversed(list(d.items())))
-    broken.append(("keys out of order", d))
-    for what, document in broken:
-        if not errors(document, schema):
-            print(f"the validator accepts {what}")
             failures += 1
     print(f"{len(documents)} statistics documents checked against the schema: "
           f"{'OK' if failures == 0 else f'{failures} failures'}")

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -527,38 +528,29 @@ TEST_CASE("NVFP4 statistics: underflows, square error and the ue4m3 block scales
                     "nvfp4_statistics: lda = 69 is less than cols = 70");
 }
 
+// mx_statistics of one MX block of 32 values: `planted` first, ones after (the block's scale
+// must come out 1).
+template <class T>
+quantization_report block_of_32_report(std::initializer_list<float> planted) {
+  std::vector<float> a(32, 1.0f);
+  std::copy(planted.begin(), planted.end(), a.begin());
+  const auto m = mx_quantize<T>(a.data(), 1, 32, 32, mx_axis::rows);
+  REQUIRE(static_cast<float>(m.block_scale(0, 0)) == 1.0f);
+  return mx_statistics(a.data(), 32, m);
+}
+
 TEST_CASE("block quantisers' overflows: the values their rounded scale leaves beyond the format",
           "[quantization_statistics]") {
   // MX, OCP rule: a block's scale is 2^(floor(log2 amax) - emax), so amax / scale lies in
   // [2^emax, 2^(emax + 1)), above the format's largest value m when amax's significand is large.
   // e4m3 (m = 448, spacing 32 there, 448's code even): beyond 464 clips, 464 itself rounds to 448.
-  std::vector<float> a(32, 1.0f);
-  a[0] = 500.0f;
-  a[1] = 470.0f;
-  a[2] = 464.0f;
-  a[3] = 460.0f;
-  a[4] = -480.0f;
-  const auto e4m3 = mx_quantize<float8_e4m3fn>(a.data(), 1, 32, 32, mx_axis::rows);
-  REQUIRE(static_cast<float>(e4m3.block_scale(0, 0)) == 1.0f);
-  const quantization_report r4 = mx_statistics(a.data(), 32, e4m3);
+  const quantization_report r4 = block_of_32_report<float8_e4m3fn>({500.0f, 470.0f, 464.0f, 460.0f, -480.0f});
   CHECK(r4.quantization.overflows == 3);
   CHECK(r4.quantization.overflows_percent == Approx(100.0 * 3 / 32));
   // e5m2 (m = 57344, spacing 8192, 57344's code odd: a tie at 61440 goes up, so it overflows).
-  std::fill(a.begin(), a.end(), 1.0f);
-  a[0] = 63000.0f;
-  a[1] = 61440.0f;
-  a[2] = 61439.0f;
-  const auto e5m2 = mx_quantize<float8_e5m2>(a.data(), 1, 32, 32, mx_axis::rows);
-  REQUIRE(static_cast<float>(e5m2.block_scale(0, 0)) == 1.0f);
-  CHECK(mx_statistics(a.data(), 32, e5m2).quantization.overflows == 2);
+  CHECK(block_of_32_report<float8_e5m2>({63000.0f, 61440.0f, 61439.0f}).quantization.overflows == 2);
   // e2m1 (m = 6, spacing 2, 6's code odd): 7 and above overflow.
-  std::fill(a.begin(), a.end(), 1.0f);
-  a[0] = 7.5f;
-  a[1] = 7.0f;
-  a[2] = 6.9f;
-  const auto e2m1 = mx_quantize<float4_e2m1fn>(a.data(), 1, 32, 32, mx_axis::rows);
-  REQUIRE(static_cast<float>(e2m1.block_scale(0, 0)) == 1.0f);
-  CHECK(mx_statistics(a.data(), 32, e2m1).quantization.overflows == 2);
+  CHECK(block_of_32_report<float4_e2m1fn>({7.5f, 7.0f, 6.9f}).quantization.overflows == 2);
 
   // Random MX e4m3 blocks along both axes, against the scalar conversion without saturation: an
   // element overflows when x / scale converts to NaN (e4m3fn has no infinity).

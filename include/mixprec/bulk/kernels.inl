@@ -176,10 +176,13 @@ struct kernels {
   // for inputs the caller knows to be finite, results beyond To's largest finite value become it
   // (overflow::saturate) and those lanes are exact too.  With ModeAtRunTime, `rule` gives the
   // mode (one of those but nearest-even and stochastic) and Mode is not read.
+  // With `overflow_mode` (or SaturateFinite) an unsigned format's negative lanes get their code
+  // here too (special_codes::out_of_domain); without it they are left to the scalar function.
   template <class To, round_mode Mode, bool SaturateFinite = false, bool ModeAtRunTime = false>
   static MIXPREC_SIMD_INLINE typename ops::vec encode_lanes(typename ops::vec x, typename ops::mask& exact,
                                                             typename ops::vec random = typename ops::vec{},
-                                                            const runtime_rounding& rule = runtime_rounding{}) {
+                                                            const runtime_rounding& rule = runtime_rounding{},
+                                                            const overflow* overflow_mode = nullptr) {
     using format = typename To::format;
     using to = format_traits<format>;
     using window = narrowing_window<ieee_binary32, format>;
@@ -253,7 +256,25 @@ struct kernels {
         code = ops::or_and(code, shifted_sign, sign_mask);
       }
     } else {
-      exact = ops::but_not(exact, ops::less(x, zero));
+      const mask negative = ops::less(x, zero);  // the sign bit: -0, negative NaNs included
+      if (ops::lanes(negative) == 0) {
+        // No negative lane (scales, magnitudes): nothing to do, and no cost for it.
+      } else if (SaturateFinite || overflow_mode != nullptr) {
+        // A negative input other than -0 and NaN is out of the format's domain: one code for all
+        // of them (the smallest value when saturating or without NaN, else NaN).  -0 keeps the
+        // zero code found above where the format has a zero (+0); a NaN lane is the scalar
+        // function's, as for positive NaNs.
+        const overflow o = SaturateFinite ? overflow::saturate : *overflow_mode;
+        const vec domain = ops::set1(static_cast<std::uint32_t>(special_codes<format>::out_of_domain(o)));
+        const mask nan_lane = ops::less(ops::set1(0x7F80'0000u), magnitude);
+        mask replaced = ops::but_not(negative, nan_lane);
+        if constexpr (to::has_zero) replaced = ops::but_not(replaced, ops::equal(magnitude, zero));
+        code = ops::select(replaced, domain, code);
+        const mask kept_zero = ops::but_not(ops::but_not(negative, replaced), nan_lane);  // -0 with a zero code
+        exact = ops::either(ops::but_not(exact, ops::but_not(negative, kept_zero)), replaced);
+      } else {
+        exact = ops::but_not(exact, negative);
+      }
     }
     return code;
   }
@@ -329,15 +350,17 @@ struct kernels {
   // get the target's instruction set).
   template <class To, round_mode Mode>
   struct generic_lanes {
+    overflow o;
     MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) const {
-      return encode_lanes<To, Mode>(x, exact);
+      return encode_lanes<To, Mode>(x, exact, typename ops::vec{}, runtime_rounding{}, &o);
     }
   };
   template <class To>
   struct runtime_lanes {
     runtime_rounding rule;
+    overflow o;
     MIXPREC_SIMD_INLINE typename ops::vec encode(typename ops::vec x, typename ops::mask& exact) const {
-      return encode_lanes<To, round_mode::toward_zero, false, true>(x, exact, typename ops::vec{}, rule);
+      return encode_lanes<To, round_mode::toward_zero, false, true>(x, exact, typename ops::vec{}, rule, &o);
     }
   };
 
@@ -345,7 +368,7 @@ struct kernels {
   template <class To, round_mode Mode, bool Scaled = false>
   static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, overflow o, bool stream,
                                          float scale = 1.0f) {
-    return encode_groups<To, Scaled>(in, n, out, stream, scale, generic_lanes<To, Mode>{},
+    return encode_groups<To, Scaled>(in, n, out, stream, scale, generic_lanes<To, Mode>{o},
                                      [o](float x) { return convert_value<To>(x, Mode, o, 0); });
   }
 
@@ -367,7 +390,7 @@ struct kernels {
       return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
     }
     const round_mode mode = to_round_mode(r);
-    return encode_groups<To, Scaled>(in, n, out, stream, scale, runtime_lanes<To>{runtime_rounding::of(r)},
+    return encode_groups<To, Scaled>(in, n, out, stream, scale, runtime_lanes<To>{runtime_rounding::of(r), o},
                                      [o, mode](float x) { return convert_value<To>(x, mode, o, 0); });
   }
 

@@ -267,6 +267,19 @@ TEST_CASE("convert_n between minifloats keeps NaN payloads as the scalar convers
   });
 }
 
+// Decodes codes[1..n] with convert_n into back[1..n] and counts the floats that differ, bit for
+// bit, from the scalar decoding.
+template <class T>
+std::size_t decoded_mismatches(const std::vector<T>& codes, std::size_t n, std::vector<float>& back) {
+  convert_n(codes.data() + 1, n, back.data() + 1);
+  std::size_t wrong = 0;
+  for (std::size_t i = 1; i <= n; ++i) {
+    const float expected = static_cast<float>(codes[i]);
+    wrong += std::memcmp(&expected, &back[i], 4) != 0 ? 1u : 0u;
+  }
+  return wrong;
+}
+
 TEST_CASE("large conversions (streamed stores, several threads) equal the scalar conversion",
           "[bulk][dispatch][threads]") {
   // Above the streaming threshold, from an odd offset (the head is peeled), with specials
@@ -286,13 +299,7 @@ TEST_CASE("large conversions (streamed stores, several threads) equal the scalar
         for (std::size_t i = 1; i <= n; ++i) wrong += out[i].bits() != convert<float16>(input[i], r).bits() ? 1u : 0u;
         CHECK(wrong == 0);
       }
-      convert_n(out.data() + 1, n, back.data() + 1);
-      std::size_t wrong = 0;
-      for (std::size_t i = 1; i <= n; ++i) {
-        const float expected = static_cast<float>(out[i]);
-        wrong += std::memcmp(&expected, &back[i], 4) != 0 ? 1u : 0u;
-      }
-      CHECK(wrong == 0);
+      CHECK(decoded_mismatches(out, n, back) == 0);
     });
   }
   std::vector<bfloat16> a(n), b(n);
@@ -374,13 +381,7 @@ TEST_CASE("large tfloat32 conversions equal the scalar conversion in every mode"
     }
     CHECK(wrong == 0);
   }
-  convert_n(out.data() + 1, n, back.data() + 1);
-  std::size_t wrong = 0;
-  for (std::size_t i = 1; i <= n; ++i) {
-    const float expected = static_cast<float>(out[i]);
-    wrong += std::memcmp(&expected, &back[i], 4) != 0 ? 1u : 0u;
-  }
-  CHECK(wrong == 0);
+  CHECK(decoded_mismatches(out, n, back) == 0);
 }
 
 TEST_CASE("convert_stochastic_n rounds up at the exact rate over a large array", "[bulk][stochastic]") {

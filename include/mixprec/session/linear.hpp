@@ -78,7 +78,7 @@ inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, 
   return o;
 }
 
-inline ops::mx_linear_options mx_options_of(const precision_session& amp, ops::statistics_sink* sink = nullptr) {
+inline ops::mx_linear_options mx_options_of(const precision_session& amp, ops::statistics_sink* sink) {
   ops::mx_linear_options o;
   o.weight_scales = amp.get_recipe().mx_weight_scales;
   o.statistics = sink;

@@ -134,15 +134,29 @@ void fp8_block_quantize_matrix(benchmark::State& state) {
             [&] { blockscale::fp8_block_quantize(a.data(), side, m, o); });
 }
 
-template <bool ColumnwiseWithHadamard>
+// The NVFP4 copies TE makes: activations and gradients row-wise (1×16), weights in 16×16 tiles,
+// the wgrad operands column-wise with the random Hadamard transform.
+enum class nvfp4_copy { rowwise, rowwise_16x16, columnwise, columnwise_rht };
+
+// Into a tensor that keeps its storage between calls (nvfp4_quantize's overload), as a training
+// loop's tensors do; nvfp4_fresh_tensor below is the same with a new result per call.
+template <nvfp4_copy Copy>
 void nvfp4_quantize_matrix(benchmark::State& state) {
   const std::size_t side = matrix_side(elements(state));
   const std::vector<float>& a = gaussian_input(side * side);
   blockscale::nvfp4_options o;
-  o.rowwise = !ColumnwiseWithHadamard;
-  o.columnwise = ColumnwiseWithHadamard;
-  o.columnwise_rht.enabled = ColumnwiseWithHadamard;
-  time_pass(state, 146, [&] { benchmark::DoNotOptimize(blockscale::nvfp4_quantize(a.data(), side, side, side, o)); });
+  o.rowwise = Copy == nvfp4_copy::rowwise || Copy == nvfp4_copy::rowwise_16x16;
+  o.columnwise = !o.rowwise;
+  o.columnwise_rht.enabled = Copy == nvfp4_copy::columnwise_rht;
+  if (Copy == nvfp4_copy::rowwise_16x16) o.tile = blockscale::nvfp4_tile::square_16;
+  blockscale::nvfp4_tensor t;
+  time_pass(state, 146, [&] { blockscale::nvfp4_quantize(a.data(), side, side, side, t, o); });
+}
+
+void nvfp4_fresh_tensor(benchmark::State& state) {
+  const std::size_t side = matrix_side(elements(state));
+  const std::vector<float>& a = gaussian_input(side * side);
+  time_pass(state, 146, [&] { benchmark::DoNotOptimize(blockscale::nvfp4_quantize(a.data(), side, side, side)); });
 }
 
 constexpr std::int64_t in_cache = 1 << 18, in_memory = 1 << 26;
@@ -173,8 +187,11 @@ BENCHMARK_TEMPLATE(mx_quantize_matrix, float8_e4m3fn, mx_axis::columns)->Apply(s
 BENCHMARK_TEMPLATE(mx_quantize_matrix, float4_e2m1fn, mx_axis::columns)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(fp8_block_quantize_matrix, blockscale::fp8_block_kind::row_1x128)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(fp8_block_quantize_matrix, blockscale::fp8_block_kind::tile_128x128)->Apply(sizes_and_threads);
-BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, false)->Apply(sizes_and_threads);
-BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, true)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, nvfp4_copy::rowwise)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, nvfp4_copy::rowwise_16x16)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, nvfp4_copy::columnwise)->Apply(sizes_and_threads);
+BENCHMARK_TEMPLATE(nvfp4_quantize_matrix, nvfp4_copy::columnwise_rht)->Apply(sizes_and_threads);
+BENCHMARK(nvfp4_fresh_tensor)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_dequantize_rows, float8_e4m3fn)->Apply(sizes_and_threads);
 BENCHMARK_TEMPLATE(mx_dequantize_rows, float4_e2m1fn)->Apply(sizes_and_threads);
 

@@ -11,6 +11,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -204,8 +205,10 @@ TEST_CASE("nvfp4 quantisation equals the transcribed TE and torchao references b
     std::size_t rows, cols;
   };
   // 40 × 150 and 130 × 70: column-wise copies of more than one group of 64 transposed lines.
+  // 3 × 1100 and 1030 × 3: lines of more than one batch of 64 blocks (nvfp4_batch_blocks), the
+  // last one a partial block.
   for (const shape s : {shape{33, 50}, shape{16, 16}, shape{1, 16}, shape{17, 1}, shape{64, 48}, shape{5, 37},
-                        shape{40, 150}, shape{130, 70}}) {
+                        shape{40, 150}, shape{130, 70}, shape{3, 1100}, shape{1030, 3}}) {
     for (const nvfp4_rule rule : {nvfp4_rule::transformer_engine, nvfp4_rule::torchao}) {
       for (const nvfp4_tile tile : {nvfp4_tile::row_16, nvfp4_tile::square_16}) {
         for (std::uint32_t seed = 1; seed <= 4; ++seed) {
@@ -514,6 +517,61 @@ TEST_CASE("nvfp4 quantisation of lines in any split and order gives the bytes of
     }
     CHECK(differ == 0);
   }
+}
+
+// Every byte of two copies (codes, the padding's included, and scales) and their tensor scales.
+bool same_bytes(const nvfp4_matrix& x, const nvfp4_matrix& y) {
+  if (x.rows() != y.rows() || x.cols() != y.cols() || x.columnwise() != y.columnwise() || x.rule() != y.rule() ||
+      x.hadamard_transformed() != y.hadamard_transformed()) {
+    return false;
+  }
+  if (mixprec::detail::bit_cast<std::uint32_t>(x.amax()) != mixprec::detail::bit_cast<std::uint32_t>(y.amax()) ||
+      mixprec::detail::bit_cast<std::uint32_t>(x.decode_scale()) !=
+          mixprec::detail::bit_cast<std::uint32_t>(y.decode_scale())) {
+    return false;
+  }
+  for (std::size_t line = 0; line < x.lines(); ++line) {
+    for (std::size_t b = 0; b < x.blocks_per_line(); ++b) {
+      if (x.scale(line, b).bits() != y.scale(line, b).bits()) return false;
+      if (std::memcmp(x.block_data(line, b), y.block_data(line, b), 8) != 0) return false;
+    }
+  }
+  return true;
+}
+
+TEST_CASE("nvfp4 quantisation into a tensor reuses matching copies and gives a fresh quantisation's bytes", "[nvfp4]") {
+  const std::size_t rows = 32, cols = 50;
+  const std::vector<float> a = awkward_matrix(rows, cols, 3), b = awkward_matrix(rows, cols, 4);
+  const std::vector<float> nans(rows * cols, std::numeric_limits<float>::quiet_NaN());
+  nvfp4_options both;
+  both.columnwise = true;
+  both.columnwise_rht.enabled = true;
+  nvfp4_tensor t;
+  nvfp4_quantize(a.data(), rows, cols, cols, t, both);
+  const unsigned char* row_storage = t.rowwise->block_data(0, 0);
+  const unsigned char* column_storage = t.columnwise->block_data(0, 0);
+  for (const std::vector<float>* x : {&b, &nans, &a}) {
+    nvfp4_quantize(x->data(), rows, cols, cols, t, both);
+    const nvfp4_tensor fresh = nvfp4_quantize(x->data(), rows, cols, cols, both);
+    CHECK(same_bytes(*t.rowwise, *fresh.rowwise));
+    CHECK(same_bytes(*t.columnwise, *fresh.columnwise));
+    CHECK(t.rowwise->block_data(0, 0) == row_storage);  // overwritten, not reallocated
+    CHECK(t.columnwise->block_data(0, 0) == column_storage);
+  }
+  nvfp4_options torchao_rows;  // another rule, one copy: the row-wise copy replaced, the other reset
+  torchao_rows.rule = nvfp4_rule::torchao;
+  nvfp4_quantize(b.data(), rows, cols, cols, t, torchao_rows);
+  CHECK(same_bytes(*t.rowwise, *nvfp4_quantize(b.data(), rows, cols, cols, torchao_rows).rowwise));
+  CHECK_FALSE(t.columnwise.has_value());
+  nvfp4_quantize(a.data(), 5, 37, cols, t, torchao_rows);  // another shape
+  CHECK(t.rows == 5);
+  CHECK(t.cols == 37);
+  CHECK(same_bytes(*t.rowwise, *nvfp4_quantize(a.data(), 5, 37, cols, torchao_rows).rowwise));
+  nvfp4_options bad = both;  // refused before the tensor is touched
+  bad.rule = static_cast<nvfp4_rule>(7);
+  CHECK_THROWS_AS(nvfp4_quantize(a.data(), rows, cols, cols, t, bad), mixprec::invalid_argument);
+  CHECK(t.rows == 5);
+  CHECK(same_bytes(*t.rowwise, *nvfp4_quantize(a.data(), 5, 37, cols, torchao_rows).rowwise));
 }
 
 // Threads start only from 2^20 elements each (bulk/dispatch.hpp), so this takes 2^21 elements: run

@@ -182,6 +182,35 @@ inline std::uint32_t nvfp4_amax_bits(const float* a, std::size_t lda, std::size_
   return largest;
 }
 
+// The largest magnitude bits of each of `blocks` blocks of 16 at x into largest: the kernels'
+// block_magnitude_bits, or the same maximum in a scalar loop.
+inline void nvfp4_block_amax_bits(simd_path path, const float* x, std::size_t blocks, std::uint32_t* largest) {
+  const bool vectorised = mixprec::detail::with_kernels(path, [&](auto target) {
+    decltype(target)::template block_magnitude_bits<nvfp4_block_size>(x, blocks, largest);
+  });
+  if (vectorised) return;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    largest[b] = nvfp4_amax_bits(x + b * nvfp4_block_size, 0, 0, 1, 0, nvfp4_block_size);
+  }
+}
+
+// The amax bits of every 16×16 tile of the rows × cols matrix a, row-major over the tiles: each
+// row's block amaxes (nvfp4_block_amax_bits), folded into its tile row.
+inline std::vector<std::uint32_t> nvfp4_tile_amax_bits(const float* a, std::size_t lda, std::size_t rows,
+                                                       std::size_t cols) {
+  const std::size_t down = (rows + nvfp4_block_size - 1) / nvfp4_block_size;
+  const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size, whole = cols / nvfp4_block_size;
+  const simd_path path = active_simd_path();
+  std::vector<std::uint32_t> tiles(down * across, 0u), row(across);
+  for (std::size_t r = 0; r < rows; ++r) {
+    nvfp4_block_amax_bits(path, a + r * lda, whole, row.data());
+    if (whole < across) row[whole] = nvfp4_amax_bits(a, lda, r, r + 1, whole * nvfp4_block_size, cols);
+    std::uint32_t* tile_row = tiles.data() + r / nvfp4_block_size * across;
+    for (std::size_t j = 0; j < across; ++j) tile_row[j] = std::max(tile_row[j], row[j]);
+  }
+  return tiles;
+}
+
 // The amax bits of the random Hadamard transform of a's columns (rows a multiple of 16), and the
 // 16×16 tiles' amax bits of that transform into tile_amax when it is not empty (sized as the
 // tiles).  The transform is recomputed when the lines are quantised, bit for bit the same.
@@ -208,154 +237,206 @@ inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::s
   return largest;
 }
 
-// A line's scratch: the padded line, its codes, and per block the amax (as float), the value the
-// scale is rounded from, the stored scale and the elements' factor.
-struct nvfp4_line_buffers {
-  std::vector<float> y, amax, unrounded, factor;
-  std::vector<float4_e2m1fn> codes;
+// The e2m1 codes of `blocks` blocks of 16 at x, packed two per byte into the 8 bytes at
+// packed + stride·b for block b: each block's elements times its factor (TE) or divided by it
+// (divide: torchao), in float, then converted nearest-even with saturation, which is
+// nvfp4_element_code's clamp to ±6 and conversion bit for bit; a NaN factor (a NaN scale) gives
+// zero codes.  The kernels' encode_scaled_blocks, or the scalar rule.
+inline void nvfp4_encode_blocks(simd_path path, bool divide, const float* x, std::size_t blocks, const float* factors,
+                                unsigned char* packed, std::size_t stride) {
+  const bool vectorised = mixprec::detail::with_kernels(path, [&](auto target) {
+    using kernels = decltype(target);
+    if (divide) {
+      kernels::template encode_scaled_blocks<float4_e2m1fn, true, nvfp4_block_size, 4>(x, blocks, factors, packed,
+                                                                                       stride);
+    } else {
+      kernels::template encode_scaled_blocks<float4_e2m1fn, false, nvfp4_block_size, 4>(x, blocks, factors, packed,
+                                                                                        stride);
+    }
+  });
+  if (vectorised) return;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    unsigned char codes[nvfp4_block_size];
+    const float f = factors[b];
+    for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
+      const float element = x[b * nvfp4_block_size + p];
+      codes[p] = detail::is_nan(f) ? 0 : nvfp4_element_code(divide ? element / f : element * f, false, 0);
+    }
+    mixprec::detail::pack_codes<4>(codes, nvfp4_block_size, packed + b * stride);
+  }
+}
+
+// Blocks quantised at a time: their amaxes, scales, factors and codes stay in L1.
+constexpr std::size_t nvfp4_batch_blocks = 64;
+
+// Where a run of blocks goes in a copy: block k of the run is block j + k·j_step of line
+// line + k·line_step (along a line: line_step 0, j_step 1; across the lines of a 16-row strip of
+// the column-wise copy: line_step 1, j_step 0).
+struct nvfp4_block_run {
+  std::size_t line, j, line_step, j_step;
 };
 
-// One line of copy m (its elements contiguous in x, the line's length of them), in passes over
-// the line that the compiler vectorises or the bulk kernels run: the padded copy (and the
-// transform of each block), each block's amax (of its 16×16 tile from tile_amax when that is not
-// empty), the unrounded scales, their ue4m3 rounding (convert_n, nearest even, saturating), the
-// elements' factors, y = x · factor (TE) or x / divisor (torchao) in float, then convert_n's e2m1
-// conversion of y (nearest even, saturating), which equals nvfp4_element_code's clamp to ±6 and
-// conversion bit for bit (saturation is that clamp); NaN-scale blocks are zeroed first so their
-// codes come out 0, the padding's codes are zeroed after.  Each step is the scalar rule's
-// operation on the same operands (nvfp4_rules.hpp), so the bits are the scalar reference's on
-// every path.  Stochastic rounding goes element by element (each its Philox word).
-inline void nvfp4_quantize_line(const float* x, std::size_t line, nvfp4_matrix& m,
-                                const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o,
-                                std::uint32_t negative, nvfp4_line_buffers& b, bool transformed_already = false) {
+// Quantises `count` (at most nvfp4_batch_blocks) blocks of 16 floats at x, contiguous, each
+// holding its block's `valid` elements and zeros after them, into the blocks of copy m that run
+// names, in passes that the kernels or the compiler vectorise: each block's amax (the kernels'
+// block_magnitude_bits; of its 16×16 tile from tile_amax when that is not empty), the unrounded
+// scales, their ue4m3 rounding (convert_n, nearest even, saturating) and decoding, the elements'
+// factors, then the scaled elements' e2m1 codes (nvfp4_encode_blocks), packed two per byte; the
+// padding's codes are zeroed.  Each step is the scalar rule's operation on the same operands
+// (nvfp4_rules.hpp), so the bits are the scalar reference's on every path.  Stochastic rounding
+// goes element by element (each its Philox word).
+inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t count, std::size_t valid,
+                                  nvfp4_block_run run, nvfp4_matrix& m, const std::vector<std::uint32_t>& tile_amax,
+                                  const nvfp4_options& o) {
+  constexpr std::size_t block = nvfp4_block_size;
   const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
-  const std::size_t length = m.line_length(), blocks = m.blocks_per_line(), padded = blocks * nvfp4_block_size;
-  const std::size_t tiles_across = (m.cols() + nvfp4_block_size - 1) / nvfp4_block_size;
-  const simd_path path = active_simd_path();
-  b.y.assign(padded, 0.0f);  // the line, zero-padded to whole blocks
-  b.codes.resize(padded);
-  b.amax.resize(blocks);
-  b.unrounded.resize(blocks);
-  b.factor.resize(blocks);
-  std::copy(x, x + length, b.y.begin());
-  if (m.hadamard_transformed() && !transformed_already) {  // a column-wise copy whose length is a multiple of 16
-    for (std::size_t j = 0; j < blocks; ++j) {
-      rht16(*reinterpret_cast<float(*)[nvfp4_block_size]>(b.y.data() + j * nvfp4_block_size), negative);
+  const std::size_t tiles_across = (m.cols() + block - 1) / block;
+  const std::size_t stride = run.line_step * m.blocks_per_line() + run.j_step;  // between the run's blocks
+  std::uint32_t amax_bits[nvfp4_batch_blocks];
+  float unrounded[nvfp4_batch_blocks], scale_values[nvfp4_batch_blocks], factor[nvfp4_batch_blocks];
+  float8_ue4m3 scales[nvfp4_batch_blocks];
+  if (tile_amax.empty()) {
+    nvfp4_block_amax_bits(path, x, count, amax_bits);
+  } else {
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t line = run.line + k * run.line_step, j = run.j + k * run.j_step;
+      amax_bits[k] = tile_amax[(by_columns ? j : line / block) * tiles_across + (by_columns ? line / block : j)];
     }
   }
-  for (std::size_t j = 0; j < blocks; ++j) {
-    std::uint32_t amax_bits = 0;
-    for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
-      amax_bits = std::max(amax_bits, nvfp4_magnitude_bits(b.y[j * nvfp4_block_size + p]));
-    }
-    if (!tile_amax.empty()) {
-      amax_bits = tile_amax[(by_columns ? j : line / nvfp4_block_size) * tiles_across +
-                            (by_columns ? line / nvfp4_block_size : j)];
-    }
-    b.amax[j] = mixprec::detail::bit_cast<float>(amax_bits);
-  }
-  // The scales: te_nvfp4_block_scale / torchao_nvfp4_block_scale, their conversion vectorised.
+  // The scales: te_nvfp4_block_scale / torchao_nvfp4_block_scale, their conversion and its
+  // decoding vectorised; then the factors (NaN for a NaN scale under either rule).
   if (te) {
     const float multiplier = te_nvfp4_block_multiplier(m.tensor_scale());
-    for (std::size_t j = 0; j < blocks; ++j) b.unrounded[j] = te_nvfp4_unrounded_scale(b.amax[j], multiplier);
+    for (std::size_t k = 0; k < count; ++k) {
+      unrounded[k] = te_nvfp4_unrounded_scale(mixprec::detail::bit_cast<float>(amax_bits[k]), multiplier);
+    }
   } else {
-    for (std::size_t j = 0; j < blocks; ++j)
-      b.unrounded[j] = torchao_nvfp4_unrounded_scale(b.amax[j], m.tensor_scale());
-  }
-  float8_ue4m3* scales = &m.scale(line, 0);
-  mixprec::detail::convert_n_serial(path, b.unrounded.data(), blocks, scales, rounding::nearest_even,
-                                    overflow::saturate, false);
-  for (std::size_t j = 0; j < blocks; ++j) {
-    b.factor[j] = te ? te_nvfp4_element_multiplier(scales[j], m.decode_scale())
-                     : torchao_nvfp4_block_divisor(scales[j], m.tensor_scale());
-    if (scales[j].bits() == detail::ue4m3_nan_code) {  // codes 0: the block's values zeroed for the conversion
-      std::fill(b.y.begin() + static_cast<std::ptrdiff_t>(j * nvfp4_block_size),
-                b.y.begin() + static_cast<std::ptrdiff_t>((j + 1) * nvfp4_block_size), 0.0f);
-      b.factor[j] = 1.0f;
+    for (std::size_t k = 0; k < count; ++k) {
+      unrounded[k] = torchao_nvfp4_unrounded_scale(mixprec::detail::bit_cast<float>(amax_bits[k]), m.tensor_scale());
     }
   }
+  mixprec::detail::convert_n_serial(path, unrounded, count, scales, rounding::nearest_even, overflow::saturate, false);
+  mixprec::detail::convert_n_serial(path, scales, count, scale_values, rounding::nearest_even, overflow::saturate,
+                                    false);
+  if (te) {
+    for (std::size_t k = 0; k < count; ++k) factor[k] = te_nvfp4_element_multiplier(scale_values[k], m.decode_scale());
+  } else {
+    for (std::size_t k = 0; k < count; ++k) factor[k] = torchao_nvfp4_block_divisor(scale_values[k], m.tensor_scale());
+  }
+  float8_ue4m3* first_scale = &m.scale(run.line, run.j);
+  for (std::size_t k = 0; k < count; ++k) first_scale[k * stride] = scales[k];
+  unsigned char* packed = m.block_data(run.line, run.j);
+  const std::size_t packed_stride = stride * (block / 2);
   const nvfp4_stochastic_rounding& sr = o.stochastic;
   if (sr.enabled) {
-    const std::uint64_t base = (by_columns ? std::uint64_t{m.rows()} * m.cols() : 0) + std::uint64_t{line} * length;
-    for (std::size_t p = 0; p < padded; ++p) {
-      const float f = b.factor[p / nvfp4_block_size];
-      const float scaled = te ? b.y[p] * f : b.y[p] / f;
-      const bool nan_scale = scales[p / nvfp4_block_size].bits() == detail::ue4m3_nan_code;
-      const std::uint8_t code = p < length && !nan_scale ? nvfp4_element_code(scaled, true, sr.word(base + p)) : 0;
-      b.codes[p] = float4_e2m1fn::from_bits(code);
-    }
-  } else {
-    for (std::size_t j = 0; j < blocks; ++j) {  // 16 at a time with one factor: vectorised
-      float* block = b.y.data() + j * nvfp4_block_size;
-      const float f = b.factor[j];
-      if (te) {
-        for (std::size_t p = 0; p < nvfp4_block_size; ++p) block[p] *= f;
-      } else {
-        for (std::size_t p = 0; p < nvfp4_block_size; ++p) block[p] /= f;
+    const std::uint64_t copy_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t line = run.line + k * run.line_step, j = run.j + k * run.j_step;
+      const std::uint64_t base = copy_base + std::uint64_t{line} * m.line_length() + j * block;
+      unsigned char codes[block];
+      for (std::size_t p = 0; p < block; ++p) {
+        const float f = factor[k], element = x[k * block + p];
+        codes[p] = p < valid && !detail::is_nan(f)
+                       ? nvfp4_element_code(te ? element * f : element / f, true, sr.word(base + p))
+                       : 0;
       }
+      mixprec::detail::pack_codes<4>(codes, block, packed + k * packed_stride);
     }
-    mixprec::detail::convert_n_serial(path, b.y.data(), padded, b.codes.data(), rounding::nearest_even,
-                                      overflow::saturate, false);
-    std::fill(b.codes.begin() + static_cast<std::ptrdiff_t>(length), b.codes.end(), float4_e2m1fn::from_bits(0));
+    return;
   }
-  // The codes' object representation is their one-byte code (minifloat holds only it).
-  mixprec::detail::pack_codes<4>(reinterpret_cast<const unsigned char*>(b.codes.data()), padded, m.block_data(line, 0));
+  nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride);
+  if (valid < block) {
+    for (std::size_t k = 0; k < count; ++k) {
+      for (std::size_t p = valid; p < block; ++p)
+        mixprec::detail::write_packed_code<4>(packed + k * packed_stride, p, 0);
+    }
+  }
+}
+
+// Row-wise lines [first, last) of copy m, each read in place, nvfp4_batch_blocks blocks at a time;
+// a line that is not whole blocks has its last block read from a zero-padded copy.
+inline void nvfp4_quantize_rows(const float* a, std::size_t lda, nvfp4_matrix& m,
+                                const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o, std::size_t first,
+                                std::size_t last, simd_path path) {
+  const std::size_t length = m.line_length(), whole = length / nvfp4_block_size;
+  for (std::size_t line = first; line < last; ++line) {
+    const float* x = a + line * lda;
+    for (std::size_t j0 = 0; j0 < whole; j0 += nvfp4_batch_blocks) {
+      const std::size_t count = std::min(nvfp4_batch_blocks, whole - j0);
+      nvfp4_quantize_blocks(path, x + j0 * nvfp4_block_size, count, nvfp4_block_size, {line, j0, 0, 1}, m, tile_amax,
+                            o);
+    }
+    if (whole * nvfp4_block_size < length) {
+      float tail[nvfp4_block_size] = {};
+      std::copy(x + whole * nvfp4_block_size, x + length, tail);
+      nvfp4_quantize_blocks(path, tail, 1, length - whole * nvfp4_block_size, {line, whole, 0, 1}, m, tile_amax, o);
+    }
+  }
+}
+
+// Column-wise lines [first, last) of copy m, a 16-row strip at a time (one block of each column),
+// nvfp4_batch_blocks columns at a time: the strip's 16 × 64 floats are transposed (transpose_words)
+// into 64 contiguous blocks, zero-padded below the matrix's last row, so that the matrix is read in
+// its order.  For a Hadamard-transformed copy the strip is transformed first, 16 columns at a time
+// (rht_chunk_columns, the scalar transform's bits; rows a multiple of 16).
+inline void nvfp4_quantize_columns(const float* a, std::size_t lda, nvfp4_matrix& m,
+                                   const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o,
+                                   std::size_t first, std::size_t last, simd_path path) {
+  constexpr std::size_t block = nvfp4_block_size, group = nvfp4_batch_blocks;
+  const std::size_t rows = m.rows();
+  const bool transform = m.hadamard_transformed();
+  const std::uint32_t negative = transform ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
+  float transformed[block * group];  // a transformed strip, row-major
+  float blocks[group * block];       // the strip's blocks, column after column
+  for (std::size_t c0 = first; c0 < last; c0 += group) {
+    const std::size_t count = std::min(group, last - c0);
+    for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
+      const std::size_t r0 = j * block, height = std::min(block, rows - r0);
+      const float* source = a + r0 * lda + c0;
+      std::size_t source_ld = lda;
+      if (transform) {
+        rht_chunk_columns(a + c0, lda, r0, count, negative, false, [&](std::size_t c, const auto& v) {
+          constexpr std::size_t width = sizeof v[0] / sizeof(float);
+          for (std::size_t i = 0; i < block; ++i) {
+            for (std::size_t k = 0; k < width; ++k) transformed[i * group + c + k] = v[i][k];
+          }
+        });
+        source = transformed;
+        source_ld = group;
+      }
+      if (height < block) std::fill(blocks, blocks + count * block, 0.0f);
+      mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(source), source_ld * sizeof(float),
+                                       height, count, reinterpret_cast<unsigned char*>(blocks), block * sizeof(float),
+                                       path);
+      nvfp4_quantize_blocks(path, blocks, count, height, {c0, j, 1, 0}, m, tile_amax, o);
+    }
+  }
 }
 
 // Lines [first, last) of copy m from a (row-major, lda).  tile_amax: the 16×16 tiles' amax bits
 // (row-major over tiles of the matrix; of the transform for a Hadamard-transformed copy) or empty
-// for 1×16 blocks.  A column-wise copy's lines (columns of a) are transposed 64 at a time into a
-// buffer first (transpose_words), so that each line is read contiguously.
+// for 1×16 blocks.
 inline void nvfp4_quantize_lines(const float* a, std::size_t lda, nvfp4_matrix& m,
                                  const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o, std::size_t first,
                                  std::size_t last) {
-  const std::uint32_t negative =
-      m.hadamard_transformed() ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
-  nvfp4_line_buffers buffers;
-  if (!m.columnwise()) {
-    for (std::size_t line = first; line < last; ++line) {
-      nvfp4_quantize_line(a + line * lda, line, m, tile_amax, o, negative, buffers);
-    }
-    return;
-  }
-  constexpr std::size_t group = 64;
-  const std::size_t rows = m.rows();
-  const bool transform = m.hadamard_transformed();
-  std::vector<float> lines(group * rows);
-  std::vector<float> transformed(transform ? rows * group : 0);
-  for (std::size_t c0 = first; c0 < last; c0 += group) {
-    const std::size_t count = std::min(group, last - c0);
-    // The transformed copy: the group's columns transformed 16 rows and 16 columns at a time
-    // (rht_chunk_columns, the scalar transform's bits) before the transpose.
-    const float* source = a + c0;
-    std::size_t source_ld = lda;
-    if (transform) {
-      for (std::size_t r0 = 0; r0 < rows; r0 += hadamard_size) {
-        rht_chunk_columns(a + c0, lda, r0, count, negative, false, [&](std::size_t c, const auto& v) {
-          constexpr std::size_t width = sizeof v[0] / sizeof(float);
-          for (std::size_t i = 0; i < hadamard_size; ++i) {
-            for (std::size_t k = 0; k < width; ++k) transformed[(r0 + i) * group + c + k] = v[i][k];
-          }
-        });
-      }
-      source = transformed.data();
-      source_ld = group;
-    }
-    mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(source), source_ld * sizeof(float), rows,
-                                     count, reinterpret_cast<unsigned char*>(lines.data()), rows * sizeof(float),
-                                     active_simd_path());
-    for (std::size_t k = 0; k < count; ++k) {
-      nvfp4_quantize_line(lines.data() + k * rows, c0 + k, m, tile_amax, o, negative, buffers, transform);
-    }
+  const simd_path path = active_simd_path();
+  if (m.columnwise()) {
+    nvfp4_quantize_columns(a, lda, m, tile_amax, o, first, last, path);
+  } else {
+    nvfp4_quantize_rows(a, lda, m, tile_amax, o, first, last, path);
   }
 }
 
 }  // namespace detail
 
 // Quantises the rows × cols float matrix a (row-major, leading dimension lda) into the copies the
-// options ask for.  Lines are split over bulk_threads(); the result does not depend on how.
-inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda,
-                                   const nvfp4_options& options = {}) {
+// options ask for, in t: a copy already there with the same shape, direction, rule and transform
+// is overwritten in place (a training loop's tensors keep their storage; a fresh 64 Mi-element
+// copy costs about as much in page faults as its quantisation), any other is replaced, and a copy
+// the options do not ask for is reset.  Lines are split over bulk_threads(); the result does not
+// depend on how.  Bad arguments throw before t is touched.
+inline void nvfp4_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda, nvfp4_tensor& t,
+                           const nvfp4_options& options = {}) {
   mixprec::detail::check_mx_arguments("nvfp4_quantize", a, rows, cols, lda);
   detail::check_nvfp4_options(options);
   const bool rht = options.columnwise && options.columnwise_rht.enabled;
@@ -363,27 +444,13 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
     throw invalid_argument("nvfp4_quantize: columnwise_rht transforms each column in chunks of 16 rows; rows = " +
                            std::to_string(rows) + " is not a multiple of 16");
   }
-  nvfp4_tensor t;
-  t.rows = rows;
-  t.cols = cols;
   std::uint32_t global_bits = 0;  // the largest magnitude's bits (a NaN's above inf's), row by row on the kernels
   for (std::size_t r = 0; r < rows && cols > 0; ++r) {
     global_bits = std::max(global_bits, mixprec::detail::largest_magnitude_bits(active_simd_path(), a + r * lda, cols));
   }
   const float global_amax = mixprec::detail::bit_cast<float>(global_bits);
   std::vector<std::uint32_t> tile_amax;
-  if (options.tile == nvfp4_tile::square_16) {
-    const std::size_t down = (rows + nvfp4_block_size - 1) / nvfp4_block_size;
-    const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size;
-    tile_amax.resize(down * across);
-    for (std::size_t ti = 0; ti < down; ++ti) {
-      for (std::size_t tj = 0; tj < across; ++tj) {
-        tile_amax[ti * across + tj] =
-            detail::nvfp4_amax_bits(a, lda, ti * nvfp4_block_size, std::min(rows, (ti + 1) * nvfp4_block_size),
-                                    tj * nvfp4_block_size, std::min(cols, (tj + 1) * nvfp4_block_size));
-      }
-    }
-  }
+  if (options.tile == nvfp4_tile::square_16) tile_amax = detail::nvfp4_tile_amax_bits(a, lda, rows, cols);
   // The transformed column-wise copy has its own amax and tile amaxes, taken after the transform.
   float rht_amax = 0.0f;
   std::vector<std::uint32_t> rht_tile_amax(tile_amax.size(), 0u);
@@ -392,11 +459,15 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
     rht_amax =
         mixprec::detail::bit_cast<float>(detail::nvfp4_rht_amax_bits(a, lda, rows, cols, negative, rht_tile_amax));
   }
-  const auto make = [&](bool columnwise) {
+  const auto make = [&](bool columnwise, std::optional<nvfp4_matrix>& slot) {
     const bool transformed = columnwise && rht;
     const float amax = transformed ? rht_amax : global_amax;
     const std::vector<std::uint32_t>& tiles = transformed ? rht_tile_amax : tile_amax;
-    nvfp4_matrix m(rows, cols, columnwise, options.rule, transformed);
+    if (!slot || slot->rows() != rows || slot->cols() != cols || slot->columnwise() != columnwise ||
+        slot->rule() != options.rule || slot->hadamard_transformed() != transformed) {
+      slot.emplace(rows, cols, columnwise, options.rule, transformed);
+    }
+    nvfp4_matrix& m = *slot;
     if (options.rule == nvfp4_rule::transformer_engine) {
       const float encode = te_nvfp4_encode_scale(amax);
       m.set_tensor_scale(amax, encode, 1.0f / encode);
@@ -407,10 +478,26 @@ inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t
     mixprec::detail::for_each_share(m.lines(), rows * cols, [&](std::size_t first, std::size_t last) {
       detail::nvfp4_quantize_lines(a, lda, m, tiles, options, first, last);
     });
-    return m;
   };
-  if (options.rowwise) t.rowwise = make(false);
-  if (options.columnwise) t.columnwise = make(true);
+  t.rows = rows;
+  t.cols = cols;
+  if (options.rowwise) {
+    make(false, t.rowwise);
+  } else {
+    t.rowwise.reset();
+  }
+  if (options.columnwise) {
+    make(true, t.columnwise);
+  } else {
+    t.columnwise.reset();
+  }
+}
+
+// The same into a new tensor.
+inline nvfp4_tensor nvfp4_quantize(const float* a, std::size_t rows, std::size_t cols, std::size_t lda,
+                                   const nvfp4_options& options = {}) {
+  nvfp4_tensor t;
+  nvfp4_quantize(a, rows, cols, lda, t, options);
   return t;
 }
 

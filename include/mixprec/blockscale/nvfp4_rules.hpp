@@ -86,10 +86,13 @@ MIXPREC_HOST_DEVICE inline float8_ue4m3 te_nvfp4_block_scale(float block_amax, f
 
 // The elements' multiplier e from the stored scale and S_dec: 0 for a zero scale (the kernels;
 // the Python reference's min(1/0, FLT_MAX) gives the same values, other codes), NaN for NaN.
+// (The float overload takes the scale's value: the quantiser decodes its scales in bulk.)
+MIXPREC_HOST_DEVICE inline float te_nvfp4_element_multiplier(float scale_value, float decode_scale) noexcept {
+  if (scale_value == 0.0f) return 0.0f;
+  return detail::at_most_float_max(1.0f / (scale_value * decode_scale));
+}
 MIXPREC_HOST_DEVICE inline float te_nvfp4_element_multiplier(float8_ue4m3 scale, float decode_scale) noexcept {
-  const float s = static_cast<float>(scale);
-  if (s == 0.0f) return 0.0f;
-  return detail::at_most_float_max(1.0f / (s * decode_scale));
+  return te_nvfp4_element_multiplier(static_cast<float>(scale), decode_scale);
 }
 
 // ---- torchao ----
@@ -112,8 +115,11 @@ MIXPREC_HOST_DEVICE inline float8_ue4m3 torchao_nvfp4_block_scale(float block_am
 }
 
 // fl(p · s): what the elements are divided by, and what the codes are multiplied by to decode.
+MIXPREC_HOST_DEVICE inline float torchao_nvfp4_block_divisor(float scale_value, float tensor_scale) noexcept {
+  return tensor_scale * scale_value;
+}
 MIXPREC_HOST_DEVICE inline float torchao_nvfp4_block_divisor(float8_ue4m3 scale, float tensor_scale) noexcept {
-  return tensor_scale * static_cast<float>(scale);
+  return torchao_nvfp4_block_divisor(static_cast<float>(scale), tensor_scale);
 }
 
 // ---- elements ----

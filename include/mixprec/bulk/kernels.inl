@@ -622,4 +622,67 @@ struct kernels {
       }
     }
   }
+
+  // The largest |x| (as float bits, NaN bits above infinity's) of each of `blocks` blocks of Block
+  // consecutive floats at in + Block·b, into largest[b]: the block amaxes of NVFP4 (blockscale/
+  // nvfp4.hpp), whose blocks of 16 are too short for a scalar chain to keep up.
+  template <std::size_t Block>
+  static void block_magnitude_bits(const float* in, std::size_t blocks, std::uint32_t* largest) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width, vectors = Block / width;
+    static_assert(Block % width == 0, "a block is a whole number of vectors");
+    const vec absolute = ops::set1(0x7FFF'FFFFu);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const float* x = in + b * Block;
+      vec m = ops::and_(ops::load(x), absolute);
+#pragma GCC unroll 8
+      for (std::size_t k = 1; k < vectors; ++k) m = ops::max_u(m, ops::and_(ops::load(x + k * width), absolute));
+      largest[b] = ops::horizontal_max_u(m);
+    }
+  }
+
+  // The codes of convert<To>(x · factors[b], nearest_even, saturate), or of x / factors[b] with
+  // Divide, for the Block floats of each block b at in + Block·b, into codes + out_stride·b (bytes):
+  // one byte per code (CodeBits 8) or two codes per byte (CodeBits 4, element 2k in the low nibble,
+  // as mx/packing.hpp).  A NaN factor marks a block without a finite scale: its codes are all zero.
+  // Lanes the vector rounding cannot finish (a product at or beyond To's overflow threshold, NaN)
+  // are redone by the scalar conversion of the same float product or quotient, so every code is
+  // the scalar one (tests/blockscale/nvfp4_quantize_test.cpp checks every path).
+  template <class To, bool Divide, std::size_t Block, int CodeBits>
+  static void encode_scaled_blocks(const float* in, std::size_t blocks, const float* factors, unsigned char* codes,
+                                   std::size_t out_stride) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width, vectors = Block / width;
+    static_assert(Block % width == 0 && width * CodeBits % 8 == 0, "a block is whole vectors of whole bytes");
+    static_assert(format_traits<typename To::format>::total_bits <= CodeBits && (CodeBits == 8 || CodeBits == 4),
+                  "the codes fit their field");
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const float* x = in + b * Block;
+      unsigned char* o = codes + b * out_stride;
+      const float f = factors[b];
+      if (f != f) {
+        std::memset(o, 0, Block * CodeBits / 8);
+        continue;
+      }
+#pragma GCC unroll 8
+      for (std::size_t k = 0; k < vectors; ++k) {
+        const vec v = ops::load(x + k * width);
+        typename ops::mask exact;
+        vec lanes = encode_lanes<To, round_mode::nearest_even>(
+            Divide ? ops::divide_float(v, f) : ops::multiply_float(v, f), exact);
+        const unsigned done = ops::lanes(exact);
+        if (done != ops::all_lanes) {
+          std::uint32_t fixed[width];
+          ops::store(fixed, lanes, false);
+          for (std::size_t lane = 0; lane < width; ++lane) {
+            if ((done >> lane & 1u) != 0) continue;
+            const float y = Divide ? x[k * width + lane] / f : x[k * width + lane] * f;
+            fixed[lane] = convert_value<To>(y, round_mode::nearest_even, overflow::saturate, 0).bits();
+          }
+          lanes = ops::load(fixed);
+        }
+        ops::template store_codes<CodeBits>(o + k * width * CodeBits / 8, lanes, false);
+      }
+    }
+  }
 };  // struct kernels

@@ -67,7 +67,11 @@ struct ops {
   }
   template <int Bits>
   static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool) {
-    if constexpr (Bits == 8) {
+    if constexpr (Bits == 4) {  // two codes per byte, lane 2k's in the low nibble; the codes below 16
+      const unsigned char bytes[2] = {static_cast<unsigned char>(v[0] | v[1] << 4),
+                                      static_cast<unsigned char>(v[2] | v[3] << 4)};
+      std::memcpy(p, bytes, sizeof bytes);
+    } else if constexpr (Bits == 8) {
       const byte_vec codes = __builtin_convertvector(v, byte_vec);
       std::memcpy(p, &codes, sizeof(codes));
     } else {
@@ -136,6 +140,9 @@ struct ops {
   // Float arithmetic on the lanes' bits: one IEEE operation each, as in the scalar code.
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return reinterpret_cast<vec>(reinterpret_cast<float_vec>(float_bits) * factor);
+  }
+  static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
+    return reinterpret_cast<vec>(reinterpret_cast<float_vec>(float_bits) / divisor);
   }
   static MIXPREC_SIMD_INLINE vec int_to_float_bits_scaled(vec a, float scale) {
     return reinterpret_cast<vec>(__builtin_convertvector(reinterpret_cast<signed_vec>(a), float_vec) * scale);

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
@@ -75,6 +76,23 @@ struct ops {
   }
   template <int Bits>
   static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool stream) {
+    if constexpr (Bits == 4) {
+      // Two codes per byte, lane 2k's in the low nibble (mx/packing.hpp): a 64-bit shift brings
+      // lane 2k + 1's code next to lane 2k's in the low byte of each 64-bit lane; those four bytes
+      // (two per 128-bit half) are gathered into the low 32 bits.  The codes must be below 16.
+      const __m256i pairs = _mm256_or_si256(v, _mm256_srli_epi64(v, 28));
+      const __m256i gathered =
+          _mm256_shuffle_epi8(pairs, _mm256_setr_epi8(0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,  //
+                                                      -1, -1, 0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+      const int word =
+          _mm_cvtsi128_si32(_mm_or_si128(_mm256_castsi256_si128(gathered), _mm256_extracti128_si256(gathered, 1)));
+      if (stream) {
+        _mm_stream_si32(static_cast<int*>(p), word);
+      } else {
+        std::memcpy(p, &word, sizeof word);
+      }
+      return;
+    }
     // packus works within 128-bit halves: [a0..a3 a0..a3 | a4..a7 a4..a7]; gather the low
     // quarter of each half.  The values fit, so the saturation never acts.
     const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0b1000);
@@ -104,6 +122,9 @@ struct ops {
   }
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(factor)));
+  }
+  static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
+    return _mm256_castps_si256(_mm256_div_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(divisor)));
   }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "../../detail/constexpr_math.hpp"
 #include "../../detail/convert_bits.hpp"
@@ -79,7 +80,17 @@ struct ops {
   }
   template <int Bits>
   static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool stream) {
-    if constexpr (Bits == 8) {
+    if constexpr (Bits == 4) {
+      // Two codes per byte, lane 2k's in the low nibble (mx/packing.hpp): a 64-bit shift brings
+      // lane 2k + 1's code next to lane 2k's in the low byte of each 64-bit lane, which vpmovqb
+      // keeps.  The codes must be below 16.
+      const __m128i bytes = _mm512_cvtepi64_epi8(_mm512_or_si512(v, _mm512_srli_epi64(v, 28)));
+      if (stream) {
+        _mm_stream_si64(static_cast<long long*>(p), _mm_cvtsi128_si64(bytes));
+      } else {
+        _mm_storel_epi64(static_cast<__m128i*>(p), bytes);
+      }
+    } else if constexpr (Bits == 8) {
       store_bytes(p, _mm512_cvtepi32_epi8(v), stream);
     } else {
       store_bytes(p, _mm512_cvtepi32_epi16(v), stream);
@@ -101,6 +112,9 @@ struct ops {
   }
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(factor)));
+  }
+  static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
+    return _mm512_castps_si512(_mm512_div_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(divisor)));
   }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "simd_paths.hpp"
+
 namespace {
 
 using namespace mixprec::blockscale;
@@ -355,6 +357,34 @@ TEST_CASE("hadamard16_columns on 16 columns at a time: the scalar transform's bi
       }
     }
     CHECK(subnormal_products > 0);
+  }
+}
+
+TEST_CASE("the quantiser's tile transform (kernels' rht16_columns): the scalar transform's bits on every path",
+          "[rht][nvfp4]") {
+  // 37 columns: whole vectors on the kernels (4, 8 or 16 wide), the rest by rht_chunk_columns;
+  // rows 16-31 near the subnormals, where a product fused into the first addition gives other bits.
+  const std::size_t rows = 32, cols = 37, lda = 40;
+  std::vector<float> a = random_values(rows * lda, 23, -140, 6);
+  const std::vector<float> tiny = random_values(16 * lda, 29, -147, -123);
+  std::copy(tiny.begin(), tiny.end(), a.begin() + 16 * lda);
+  for (const rht_sign_vector& signs : {te_rht_sign_vector, rht_no_signs}) {
+    const std::uint32_t negative = mixprec::blockscale::detail::rht_negative_mask("test", signs);
+    on_every_path_and_thread_count([&] {
+      std::size_t differ = 0;
+      for (std::size_t r0 = 0; r0 < rows; r0 += 16) {
+        std::vector<float> out(16 * cols, -1.0f);
+        mixprec::blockscale::detail::nvfp4_rht_tile(mixprec::active_simd_path(), a.data(), lda, r0, cols, negative,
+                                                    out.data(), cols);
+        for (std::size_t c = 0; c < cols; ++c) {
+          std::vector<float> column(16);
+          for (std::size_t i = 0; i < 16; ++i) column[i] = a[(r0 + i) * lda + c];
+          const std::vector<float> want = rht(column, signs);
+          for (std::size_t i = 0; i < 16; ++i) differ += bits(out[i * cols + c]) != bits(want[i]);
+        }
+      }
+      CHECK(differ == 0);
+    });
   }
 }
 

@@ -211,28 +211,53 @@ inline std::vector<std::uint32_t> nvfp4_tile_amax_bits(const float* a, std::size
   return tiles;
 }
 
+// Blocks quantised at a time: their amaxes, scales, factors and codes stay in L1.
+constexpr std::size_t nvfp4_batch_blocks = 64;
+// Columns the column-wise copy reads at a time: 1 KiB of each row.
+constexpr std::size_t nvfp4_column_group = 256;
+
+// The random Hadamard transform of rows [r0, r0 + 16) of columns [0, cols) of a into out
+// (row-major, ldo): the kernels' rht16_columns on the columns that fill whole vectors, the rest
+// by rht_chunk_columns; both are the scalar rht16's bits.
+inline void nvfp4_rht_tile(simd_path path, const float* a, std::size_t lda, std::size_t r0, std::size_t cols,
+                           std::uint32_t negative, float* out, std::size_t ldo) {
+  std::size_t done = 0;
+  mixprec::detail::with_kernels(path, [&](auto target) {
+    using kernels = decltype(target);
+    done = cols / kernels::operations::width * kernels::operations::width;
+    kernels::rht16_columns(a + r0 * lda, lda, done, negative, out, ldo);
+  });
+  rht_chunk_columns(a + done, lda, r0, cols - done, negative, false, [&](std::size_t c, const auto& v) {
+    constexpr std::size_t width = sizeof v[0] / sizeof(float);
+    for (std::size_t i = 0; i < hadamard_size; ++i) {
+      for (std::size_t k = 0; k < width; ++k) out[i * ldo + done + c + k] = v[i][k];
+    }
+  });
+}
+
 // The amax bits of the random Hadamard transform of a's columns (rows a multiple of 16), and the
 // 16×16 tiles' amax bits of that transform into tile_amax when it is not empty (sized as the
 // tiles).  The transform is recomputed when the lines are quantised, bit for bit the same.
 inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::size_t rows, std::size_t cols,
-                                         std::uint32_t negative, std::vector<std::uint32_t>& tile_amax) noexcept {
+                                         std::uint32_t negative, std::vector<std::uint32_t>& tile_amax) {
   const std::size_t across = (cols + nvfp4_block_size - 1) / nvfp4_block_size;
+  const simd_path path = active_simd_path();
+  std::vector<float> tile(hadamard_size * std::min(cols, nvfp4_column_group));
   std::uint32_t largest = 0;
-  for (std::size_t r0 = 0; r0 < rows; r0 += nvfp4_block_size) {
-    rht_chunk_columns(a, lda, r0, cols, negative, false, [&](std::size_t c, const auto& v) {
-      constexpr std::size_t width = sizeof v[0] / sizeof(float);
-      std::uint32_t chunk[width] = {};  // each column's chunk amax bits, in vector lanes
+  for (std::size_t r0 = 0; r0 < rows; r0 += hadamard_size) {
+    for (std::size_t c0 = 0; c0 < cols; c0 += nvfp4_column_group) {
+      const std::size_t count = std::min(nvfp4_column_group, cols - c0);
+      nvfp4_rht_tile(path, a + c0, lda, r0, count, negative, tile.data(), count);
+      largest = std::max(largest, mixprec::detail::largest_magnitude_bits(path, tile.data(), hadamard_size * count));
+      if (tile_amax.empty()) continue;
+      std::uint32_t* tiles = tile_amax.data() + r0 / nvfp4_block_size * across;
       for (std::size_t i = 0; i < hadamard_size; ++i) {
-        for (std::size_t k = 0; k < width; ++k) chunk[k] = std::max(chunk[k], nvfp4_magnitude_bits(v[i][k]));
-      }
-      for (std::size_t k = 0; k < width; ++k) {
-        largest = std::max(largest, chunk[k]);
-        if (!tile_amax.empty()) {
-          std::uint32_t& tile = tile_amax[(r0 / nvfp4_block_size) * across + (c + k) / nvfp4_block_size];
-          tile = std::max(tile, chunk[k]);
+        for (std::size_t c = 0; c < count; ++c) {
+          std::uint32_t& t = tiles[(c0 + c) / nvfp4_block_size];
+          t = std::max(t, nvfp4_magnitude_bits(tile[i * count + c]));
         }
       }
-    });
+    }
   }
   return largest;
 }
@@ -265,9 +290,6 @@ inline void nvfp4_encode_blocks(simd_path path, bool divide, const float* x, std
     mixprec::detail::pack_codes<4>(codes, nvfp4_block_size, packed + b * stride);
   }
 }
-
-// Blocks quantised at a time: their amaxes, scales, factors and codes stay in L1.
-constexpr std::size_t nvfp4_batch_blocks = 64;
 
 // Where a run of blocks goes in a copy: block k of the run is block j + k·j_step of line
 // line + k·line_step (along a line: line_step 0, j_step 1; across the lines of a 16-row strip of
@@ -374,20 +396,20 @@ inline void nvfp4_quantize_rows(const float* a, std::size_t lda, nvfp4_matrix& m
   }
 }
 
-// Column-wise lines [first, last) of copy m, a 16-row strip at a time (one block of each column),
-// nvfp4_batch_blocks columns at a time: the strip's 16 × 64 floats are transposed (transpose_words)
-// into 64 contiguous blocks, zero-padded below the matrix's last row, so that the matrix is read in
-// its order.  For a Hadamard-transformed copy the strip is transformed first, 16 columns at a time
-// (rht_chunk_columns, the scalar transform's bits; rows a multiple of 16).
+// Column-wise lines [first, last) of copy m, nvfp4_column_group columns at a time, going down
+// them 16 rows at a time (one block of each column): the 16 × 256 tile is transposed
+// (transpose_words) into 256 contiguous blocks, zero-padded below the matrix's last row, and
+// quantised 64 blocks at a time.  For a Hadamard-transformed copy the tile is transformed first
+// (nvfp4_rht_tile, the scalar transform's bits; rows a multiple of 16).
 inline void nvfp4_quantize_columns(const float* a, std::size_t lda, nvfp4_matrix& m,
                                    const std::vector<std::uint32_t>& tile_amax, const nvfp4_options& o,
                                    std::size_t first, std::size_t last, simd_path path) {
-  constexpr std::size_t block = nvfp4_block_size, group = nvfp4_batch_blocks;
+  constexpr std::size_t block = nvfp4_block_size, group = nvfp4_column_group;
   const std::size_t rows = m.rows();
   const bool transform = m.hadamard_transformed();
   const std::uint32_t negative = transform ? rht_negative_mask("nvfp4_quantize", o.columnwise_rht.signs) : 0;
-  float transformed[block * group];  // a transformed strip, row-major
-  float blocks[group * block];       // the strip's blocks, column after column
+  std::vector<float> transformed(transform ? block * group : 0);  // a transformed tile, row-major
+  std::vector<float> blocks(group * block);                       // the tile's blocks, column after column
   for (std::size_t c0 = first; c0 < last; c0 += group) {
     const std::size_t count = std::min(group, last - c0);
     for (std::size_t j = 0; j < m.blocks_per_line(); ++j) {
@@ -395,20 +417,18 @@ inline void nvfp4_quantize_columns(const float* a, std::size_t lda, nvfp4_matrix
       const float* source = a + r0 * lda + c0;
       std::size_t source_ld = lda;
       if (transform) {
-        rht_chunk_columns(a + c0, lda, r0, count, negative, false, [&](std::size_t c, const auto& v) {
-          constexpr std::size_t width = sizeof v[0] / sizeof(float);
-          for (std::size_t i = 0; i < block; ++i) {
-            for (std::size_t k = 0; k < width; ++k) transformed[i * group + c + k] = v[i][k];
-          }
-        });
-        source = transformed;
+        nvfp4_rht_tile(path, a + c0, lda, r0, count, negative, transformed.data(), group);
+        source = transformed.data();
         source_ld = group;
       }
-      if (height < block) std::fill(blocks, blocks + count * block, 0.0f);
+      if (height < block) std::fill(blocks.begin(), blocks.end(), 0.0f);
       mixprec::detail::transpose_words(reinterpret_cast<const unsigned char*>(source), source_ld * sizeof(float),
-                                       height, count, reinterpret_cast<unsigned char*>(blocks), block * sizeof(float),
-                                       path);
-      nvfp4_quantize_blocks(path, blocks, count, height, {c0, j, 1, 0}, m, tile_amax, o);
+                                       height, count, reinterpret_cast<unsigned char*>(blocks.data()),
+                                       block * sizeof(float), path);
+      for (std::size_t k0 = 0; k0 < count; k0 += nvfp4_batch_blocks) {
+        nvfp4_quantize_blocks(path, blocks.data() + k0 * block, std::min(nvfp4_batch_blocks, count - k0), height,
+                              {c0 + k0, j, 1, 0}, m, tile_amax, o);
+      }
     }
   }
 }

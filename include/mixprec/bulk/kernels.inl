@@ -623,6 +623,38 @@ struct kernels {
     }
   }
 
+  // The random Hadamard transform of 16 rows × `columns` columns of a (row-major, lda; columns a
+  // multiple of the width) into out (row-major, ldo), column by column as blockscale/hadamard.hpp's
+  // rht16 transforms 16 values: row i multiplied by -1/4 where bit i of `negative` is set, else
+  // 1/4, then the butterflies h = 1, 2, 4, 8 in rht16's order, one vector of columns at a time with
+  // all 16 rows in registers.  The products pass through ops::opaque so that none is fused with
+  // the first addition: every value is rht16's bit for bit (tests/blockscale/hadamard_test.cpp).
+  static void rht16_columns(const float* a, std::size_t lda, std::size_t columns, std::uint32_t negative, float* out,
+                            std::size_t ldo) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width, points = 16;
+    for (std::size_t c = 0; c + width <= columns; c += width) {
+      vec v[points];
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < points; ++i) {
+        const float factor = (negative >> i & 1u) != 0 ? -0.25f : 0.25f;
+        v[i] = ops::opaque(ops::multiply_float(ops::load(a + i * lda + c), factor));
+      }
+#pragma GCC unroll 4
+      for (std::size_t h = 1; h < points; h *= 2) {
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < points; ++i) {
+          if ((i & h) != 0) continue;
+          const vec x = v[i], y = v[i + h];
+          v[i] = ops::add_float(x, y);
+          v[i + h] = ops::subtract_float(x, y);
+        }
+      }
+#pragma GCC unroll 16
+      for (std::size_t i = 0; i < points; ++i) ops::store(out + i * ldo + c, v[i], false);
+    }
+  }
+
   // The largest |x| (as float bits, NaN bits above infinity's) of each of `blocks` blocks of Block
   // consecutive floats at in + Block·b, into largest[b]: the block amaxes of NVFP4 (blockscale/
   // nvfp4.hpp), whose blocks of 16 are too short for a scalar chain to keep up.

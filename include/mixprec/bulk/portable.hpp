@@ -141,6 +141,19 @@ struct ops {
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return reinterpret_cast<vec>(reinterpret_cast<float_vec>(float_bits) * factor);
   }
+  static MIXPREC_SIMD_INLINE vec add_float(vec a, vec b) {
+    return reinterpret_cast<vec>(reinterpret_cast<float_vec>(a) + reinterpret_cast<float_vec>(b));
+  }
+  static MIXPREC_SIMD_INLINE vec subtract_float(vec a, vec b) {
+    return reinterpret_cast<vec>(reinterpret_cast<float_vec>(a) - reinterpret_cast<float_vec>(b));
+  }
+  // The value, hidden from the optimiser: a product passed through it is never fused with a
+  // later addition (contraction into an FMA).  A memory operand: the one constraint every target
+  // has for a 16-byte vector.
+  static MIXPREC_SIMD_INLINE vec opaque(vec a) {
+    asm("" : "+m"(a));
+    return a;
+  }
   static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
     return reinterpret_cast<vec>(reinterpret_cast<float_vec>(float_bits) / divisor);
   }

@@ -123,6 +123,18 @@ struct ops {
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(factor)));
   }
+  static MIXPREC_SIMD_INLINE vec add_float(vec a, vec b) {
+    return _mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
+  }
+  static MIXPREC_SIMD_INLINE vec subtract_float(vec a, vec b) {
+    return _mm256_castps_si256(_mm256_sub_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)));
+  }
+  // The value, hidden from the optimiser: a product passed through it is never fused with a
+  // later addition (the compiler may contract a multiply and an add into an FMA otherwise).
+  static MIXPREC_SIMD_INLINE vec opaque(vec a) {
+    asm("" : "+x"(a));
+    return a;
+  }
   static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
     return _mm256_castps_si256(_mm256_div_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(divisor)));
   }

@@ -113,6 +113,18 @@ struct ops {
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(factor)));
   }
+  static MIXPREC_SIMD_INLINE vec add_float(vec a, vec b) {
+    return _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
+  }
+  static MIXPREC_SIMD_INLINE vec subtract_float(vec a, vec b) {
+    return _mm512_castps_si512(_mm512_sub_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
+  }
+  // The value, hidden from the optimiser: a product passed through it is never fused with a
+  // later addition (the compiler may contract a multiply and an add into an FMA otherwise).
+  static MIXPREC_SIMD_INLINE vec opaque(vec a) {
+    asm("" : "+v"(a));
+    return a;
+  }
   static MIXPREC_SIMD_INLINE vec divide_float(vec float_bits, float divisor) {
     return _mm512_castps_si512(_mm512_div_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(divisor)));
   }

@@ -464,16 +464,29 @@ inline void nvfp4_quantize(const float* a, std::size_t rows, std::size_t cols, s
     throw invalid_argument("nvfp4_quantize: columnwise_rht transforms each column in chunks of 16 rows; rows = " +
                            std::to_string(rows) + " is not a multiple of 16");
   }
-  std::uint32_t global_bits = 0;  // the largest magnitude's bits (a NaN's above inf's), row by row on the kernels
-  for (std::size_t r = 0; r < rows && cols > 0; ++r) {
-    global_bits = std::max(global_bits, mixprec::detail::largest_magnitude_bits(active_simd_path(), a + r * lda, cols));
+  // The amax (and 16×16 tile amaxes) of a itself, read only when a copy is quantised from a, not
+  // from its transform: the largest magnitude's bits (a NaN's above inf's), from the tiles when
+  // there are any, else row by row on the kernels.
+  const bool square = options.tile == nvfp4_tile::square_16;
+  std::uint32_t global_bits = 0;
+  std::vector<std::uint32_t> tile_amax;
+  if (options.rowwise || !rht) {
+    if (square) {
+      tile_amax = detail::nvfp4_tile_amax_bits(a, lda, rows, cols);
+      for (const std::uint32_t tile : tile_amax) global_bits = std::max(global_bits, tile);
+    } else {
+      for (std::size_t r = 0; r < rows && cols > 0; ++r) {
+        global_bits =
+            std::max(global_bits, mixprec::detail::largest_magnitude_bits(active_simd_path(), a + r * lda, cols));
+      }
+    }
   }
   const float global_amax = mixprec::detail::bit_cast<float>(global_bits);
-  std::vector<std::uint32_t> tile_amax;
-  if (options.tile == nvfp4_tile::square_16) tile_amax = detail::nvfp4_tile_amax_bits(a, lda, rows, cols);
   // The transformed column-wise copy has its own amax and tile amaxes, taken after the transform.
+  const std::size_t tile_count =
+      ((rows + nvfp4_block_size - 1) / nvfp4_block_size) * ((cols + nvfp4_block_size - 1) / nvfp4_block_size);
   float rht_amax = 0.0f;
-  std::vector<std::uint32_t> rht_tile_amax(tile_amax.size(), 0u);
+  std::vector<std::uint32_t> rht_tile_amax(square && rht ? tile_count : 0, 0u);
   if (rht) {
     const std::uint32_t negative = detail::rht_negative_mask("nvfp4_quantize", options.columnwise_rht.signs);
     rht_amax =

@@ -326,6 +326,25 @@ TEST_CASE("fp8 block quantisation equals the transcribed references bit for bit 
                                       0.0f);
 }
 
+// The vector paths quantise a row's whole blocks 8 at a time, a block with a NaN (or a NaN scale)
+// alone, and fetch the next group's lines ahead: 19 whole blocks and a partial one per row, the
+// specials of awkward_data in the middle of a group, and a third band of 4 rows.
+TEST_CASE("fp8 block quantisation equals the references on 260 × 2437 (groups of blocks, specials inside them)",
+          "[blockscale][fp8_block]") {
+  const std::size_t rows = 260, cols = 19 * 128 + 5;
+  std::vector<float> x = awkward_data(rows, cols, true);
+  x[200 * cols + 9 * 128 + 3] = qnan;  // block (200, 9): after a group's first run, before its last
+  for (fp8_block_rule rule : {fp8_block_rule::transformer_engine, fp8_block_rule::transformer_engine_reference,
+                              fp8_block_rule::deepseek_v3}) {
+    for (fp8_block_kind kind : {fp8_block_kind::row_1x128, fp8_block_kind::tile_128x128}) {
+      check_against_oracle<float8_e4m3fn>(x, rows, cols, rule, kind,
+                                          rule != fp8_block_rule::transformer_engine_reference, 0.0f);
+    }
+  }
+  check_against_oracle<float8_e5m2>(x, rows, cols, fp8_block_rule::transformer_engine, fp8_block_kind::tile_128x128,
+                                    false, 0.0f);
+}
+
 TEST_CASE("bfloat16 input: values read exactly, value_for_inf of bfloat16", "[blockscale][fp8_block]") {
   const std::size_t rows = 3, cols = 200;
   std::vector<float> x = awkward_data(rows, cols, false);

@@ -28,6 +28,7 @@
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
 #include "../detail/extent.hpp"
+#include "../detail/prefetch.hpp"
 #include "../errors.hpp"
 #include "../detail/text.hpp"
 #include "../mx/quantize.hpp"
@@ -260,15 +261,6 @@ void fp8_block_scales(float amax, const fp8_block_options& options, float& facto
   scale_inv = 1.0f / factor;
 }
 
-// Asks for the cache lines of the n floats at p ahead of their reads.
-inline void prefetch_floats(const float* p, std::size_t n) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-  for (std::size_t i = 0; i < n; i += 64 / sizeof(float)) __builtin_prefetch(p + i);
-#else
-  (void)p, (void)n;
-#endif
-}
-
 // Whole blocks quantised at a time: for 128×128 tiles, 128 rows of 1024 columns (512 KiB, in L2)
 // are read twice, for the amaxes and for the codes.
 constexpr std::size_t fp8_block_group = 8;
@@ -355,7 +347,7 @@ void fp8_block_quantize_block_rows_vectorised(const float* a, std::size_t lda, f
           next_here ? r1 - r0 : (i + 1 < last ? std::min(m.rows(), r1 + m.block_height()) - r1 : 0);
       const std::size_t next_floats = std::min(group, next_here ? whole - j0 - group : whole) * fp8_block_size;
       for (std::size_t r = 0; r < r1 - r0; ++r) {
-        if (r < next_rows) prefetch_floats(next + r * lda, next_floats);
+        if (r < next_rows) mixprec::detail::prefetch_floats(next + r * lda, next_floats);
         for (std::size_t k = 0; k < count;) {
           if (alone[k]) {
             ++k;

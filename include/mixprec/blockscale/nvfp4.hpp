@@ -30,6 +30,7 @@
 
 #include "../block_stochastic_rounding.hpp"
 #include "../detail/philox.hpp"
+#include "../detail/prefetch.hpp"
 #include "../errors.hpp"
 #include "../mx/packing.hpp"
 #include "../mx/quantize.hpp"
@@ -385,6 +386,15 @@ inline void nvfp4_quantize_rows(const float* a, std::size_t lda, nvfp4_matrix& m
     const float* x = a + line * lda;
     for (std::size_t j0 = 0; j0 < whole; j0 += nvfp4_batch_blocks) {
       const std::size_t count = std::min(nvfp4_batch_blocks, whole - j0);
+      // The next batch's lines are asked for while this one is computed from cache, where its
+      // first pass (the block amaxes) would wait on memory (1×16 at 64 Mi: 69 → 64 ms; with
+      // 16×16 tiles, whose amaxes are read beforehand, it cost 3–8 ms).
+      const bool more_here = j0 + nvfp4_batch_blocks < whole;
+      if (tile_amax.empty() && (more_here || line + 1 < last)) {
+        const std::size_t next_blocks = more_here ? whole - j0 - nvfp4_batch_blocks : whole;
+        mixprec::detail::prefetch_floats(more_here ? x + (j0 + nvfp4_batch_blocks) * nvfp4_block_size : x + lda,
+                                         std::min(nvfp4_batch_blocks, next_blocks) * nvfp4_block_size);
+      }
       nvfp4_quantize_blocks(path, x + j0 * nvfp4_block_size, count, nvfp4_block_size, {line, j0, 0, 1}, m, tile_amax,
                             o);
     }

@@ -579,8 +579,9 @@ struct kernels {
   // at in + 32 b.  For each, the largest |x| (as float bits, NaN bits above infinity's) goes to
   // `factor_of(b, largest, code)`, which stores the block's scale code in `code` and returns the
   // power of two to multiply by (from `largest`, or from an amax it holds for block b: a 32 × 32
-  // tile's, shared by its blocks); the codes (one byte each) of
-  // convert<To>(x × factor, nearest_even, saturate) go to out + b × out_stride, the scale code to
+  // tile's, shared by its blocks); the codes of convert<To>(x × factor, nearest_even, saturate)
+  // go to out + b × out_stride (bytes), one byte each (CodeBits 8) or two to a byte (CodeBits 4:
+  // element 2k in the low nibble, mx/packing.hpp's layout), the scale code to
   // scale_codes[b × scale_stride].  A factor of 0 marks a block with no finite scale (inf or NaN
   // in it): its codes are all zero.  Otherwise every x × factor is finite (the factor comes from
   // a finite amax at least the block's), so saturation is a clamp of the rounded code, and every
@@ -588,13 +589,14 @@ struct kernels {
   // here), NaN and infinity (absent), and, below the normal range, nothing for a signed format
   // with subnormals whose smallest quantum is a float normal under nearest-even (asserted below).
   // tests/mx/quantize_test.cpp checks every path against the scalar function bit for bit.
-  template <class To, class FactorOf>
+  template <class To, class FactorOf, int CodeBits = 8>
   static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
                             unsigned char* scale_codes, std::size_t scale_stride, FactorOf factor_of) {
     using vec = typename ops::vec;
     using to = format_traits<typename To::format>;
     static_assert(to::storage_bits == 8 && to::is_signed && to::has_subnormals && to::min_quantum_exponent >= -126,
                   "the MX element types: one byte, signed, subnormals within float's normal range");
+    static_assert(CodeBits == 8 || (CodeBits == 4 && to::total_bits <= 4), "codes of 8 bits, or of 4 packed in pairs");
     constexpr std::size_t width = ops::width, block = 32, vectors = block / width;
     static_assert(block % width == 0, "a block is a whole number of vectors");
     const vec absolute = ops::set1(0x7FFF'FFFFu);
@@ -618,7 +620,7 @@ struct kernels {
       for (std::size_t k = 0; k < vectors; ++k) {
         typename ops::mask exact;
         const vec codes = encode_lanes<To, round_mode::nearest_even, true>(ops::multiply_float(v[k], factor), exact);
-        ops::template store_codes<8>(o + k * width, ops::and_(codes, keep), false);
+        ops::template store_codes<CodeBits>(o + k * width * CodeBits / 8, ops::and_(codes, keep), false);
       }
     }
   }

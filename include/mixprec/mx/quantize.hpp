@@ -102,7 +102,7 @@ unsigned char mx_element_code(float x) noexcept {
 // The kernels' block functions one element at a time, for builds without vector kernels and for
 // element types the vector kernels do not take (mx_element<T>::vector_kernels: MXINT8).
 struct mx_scalar_kernels {
-  template <class To, class FactorOf>
+  template <class To, class FactorOf, int CodeBits = 8>
   static void encode_blocks(const float* in, std::size_t blocks, unsigned char* out, std::size_t out_stride,
                             unsigned char* scale_codes, std::size_t scale_stride, FactorOf factor_of) {
     for (std::size_t b = 0; b < blocks; ++b) {
@@ -114,8 +114,13 @@ struct mx_scalar_kernels {
       std::uint8_t code = 0;
       const float factor = factor_of(b, largest, code);
       scale_codes[b * scale_stride] = code;
-      for (std::size_t i = 0; i < mx_block_size; ++i) {
-        out[b * out_stride + i] = factor == 0.0f ? 0 : mx_element_code<To>(x[i] * factor);
+      unsigned char codes[mx_block_size];
+      for (std::size_t i = 0; i < mx_block_size; ++i)
+        codes[i] = factor == 0.0f ? 0 : mx_element_code<To>(x[i] * factor);
+      if constexpr (CodeBits == 8) {
+        std::memcpy(out + b * out_stride, codes, mx_block_size);
+      } else {
+        pack_codes<CodeBits>(codes, mx_block_size, out + b * out_stride);
       }
     }
   }
@@ -186,8 +191,8 @@ class mx_tile_amaxes {
 constexpr std::size_t mx_batch_blocks = 64;
 
 // Quantises `count` (<= mx_batch_blocks) blocks of 32 contiguous floats into the blocks
-// first, first + stride, ... of m (storage order).  8-bit codes go straight into the matrix;
-// 6- and 4-bit codes through a buffer, then packed.
+// first, first + stride, ... of m (storage order).  8-bit codes, and 4-bit codes packed in pairs
+// by the kernel, go straight into the matrix; 6-bit codes through a buffer, then packed.
 // `shared`: null, or the amax of each block's tile (mx_block_factor).
 template <class Kernels, class T>
 void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::size_t first, std::size_t stride,
@@ -195,9 +200,9 @@ void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::s
   constexpr int bits = mx_element<T>::bits;
   auto* scales = reinterpret_cast<unsigned char*>(m.scales() + first);
   with_block_factor<T>(rule, shared, [&](auto factor_of) {
-    if constexpr (bits == 8) {
-      Kernels::template encode_blocks<T>(in, count, m.block_data(first), stride * mx_block_size, scales, stride,
-                                         factor_of);
+    if constexpr (bits == 8 || bits == 4) {
+      Kernels::template encode_blocks<T, decltype(factor_of), bits>(
+          in, count, m.block_data(first), stride * mx_block_size * bits / 8, scales, stride, factor_of);
     } else {
       unsigned char codes[mx_batch_blocks * mx_block_size];
       Kernels::template encode_blocks<T>(in, count, codes, mx_block_size, scales, stride, factor_of);

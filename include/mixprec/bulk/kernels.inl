@@ -580,8 +580,8 @@ struct kernels {
   // `factor_of(b, largest, code)`, which stores the block's scale code in `code` and returns the
   // power of two to multiply by (from `largest`, or from an amax it holds for block b: a 32 × 32
   // tile's, shared by its blocks); the codes of convert<To>(x × factor, nearest_even, saturate)
-  // go to out + b × out_stride (bytes), one byte each (CodeBits 8) or two to a byte (CodeBits 4:
-  // element 2k in the low nibble, mx/packing.hpp's layout), the scale code to
+  // go to out + b × out_stride (bytes), one byte each (CodeBits 8) or packed as mx/packing.hpp
+  // packs them (CodeBits 6: four in three bytes; 4: two to a byte), the scale code to
   // scale_codes[b × scale_stride].  A factor of 0 marks a block with no finite scale (inf or NaN
   // in it): its codes are all zero.  Otherwise every x × factor is finite (the factor comes from
   // a finite amax at least the block's), so saturation is a clamp of the rounded code, and every
@@ -596,7 +596,8 @@ struct kernels {
     using to = format_traits<typename To::format>;
     static_assert(to::storage_bits == 8 && to::is_signed && to::has_subnormals && to::min_quantum_exponent >= -126,
                   "the MX element types: one byte, signed, subnormals within float's normal range");
-    static_assert(CodeBits == 8 || (CodeBits == 4 && to::total_bits <= 4), "codes of 8 bits, or of 4 packed in pairs");
+    static_assert(CodeBits == 8 || (CodeBits == 6 && to::total_bits <= 6) || (CodeBits == 4 && to::total_bits <= 4),
+                  "codes of 8 bits, or of 6 or 4 packed as mx/packing.hpp packs them");
     constexpr std::size_t width = ops::width, block = 32, vectors = block / width;
     static_assert(block % width == 0, "a block is a whole number of vectors");
     const vec absolute = ops::set1(0x7FFF'FFFFu);

@@ -67,7 +67,13 @@ struct ops {
   }
   template <int Bits>
   static MIXPREC_SIMD_INLINE void store_codes(void* p, vec v, bool) {
-    if constexpr (Bits == 4) {  // two codes per byte, lane 2k's in the low nibble; the codes below 16
+    if constexpr (Bits == 6) {  // four codes in three bytes, e0 | e1 << 6 | e2 << 12 | e3 << 18; the codes below 64
+      static_assert(width == 4, "one group of four codes per vector");
+      const std::uint32_t word = v[0] | v[1] << 6 | v[2] << 12 | v[3] << 18;
+      const unsigned char bytes[3] = {static_cast<unsigned char>(word), static_cast<unsigned char>(word >> 8),
+                                      static_cast<unsigned char>(word >> 16)};
+      std::memcpy(p, bytes, sizeof bytes);
+    } else if constexpr (Bits == 4) {  // two codes per byte, lane 2k's in the low nibble; the codes below 16
       const unsigned char bytes[2] = {static_cast<unsigned char>(v[0] | v[1] << 4),
                                       static_cast<unsigned char>(v[2] | v[3] << 4)};
       std::memcpy(p, bytes, sizeof bytes);

@@ -26,7 +26,7 @@
 // those of round to nearest.  It runs on the scalar loop, split over the bulk threads by lines.
 //
 // Speed: each block is one read of its 32 floats on the bulk kernels of the active SIMD path
-// (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert), then packing (fp6, fp4);
+// (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert, pack);
 // large matrices are split over bulk_threads() as convert_n is (bulk/dispatch.hpp).  Every path
 // gives the same bits (tests/mx/quantize_test.cpp).  MXINT8 runs on the scalar block functions
 // (mx_scalar_kernels) on every path.
@@ -191,8 +191,7 @@ class mx_tile_amaxes {
 constexpr std::size_t mx_batch_blocks = 64;
 
 // Quantises `count` (<= mx_batch_blocks) blocks of 32 contiguous floats into the blocks
-// first, first + stride, ... of m (storage order).  8-bit codes, and 4-bit codes packed in pairs
-// by the kernel, go straight into the matrix; 6-bit codes through a buffer, then packed.
+// first, first + stride, ... of m (storage order); the kernel writes the codes packed.
 // `shared`: null, or the amax of each block's tile (mx_block_factor).
 template <class Kernels, class T>
 void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::size_t first, std::size_t stride,
@@ -200,16 +199,8 @@ void mx_encode_batch(const float* in, std::size_t count, mx_matrix<T>& m, std::s
   constexpr int bits = mx_element<T>::bits;
   auto* scales = reinterpret_cast<unsigned char*>(m.scales() + first);
   with_block_factor<T>(rule, shared, [&](auto factor_of) {
-    if constexpr (bits == 8 || bits == 4) {
-      Kernels::template encode_blocks<T, decltype(factor_of), bits>(
-          in, count, m.block_data(first), stride * mx_block_size * bits / 8, scales, stride, factor_of);
-    } else {
-      unsigned char codes[mx_batch_blocks * mx_block_size];
-      Kernels::template encode_blocks<T>(in, count, codes, mx_block_size, scales, stride, factor_of);
-      for (std::size_t k = 0; k < count; ++k) {
-        pack_codes<bits>(codes + k * mx_block_size, mx_block_size, m.block_data(first + k * stride));
-      }
-    }
+    Kernels::template encode_blocks<T, decltype(factor_of), bits>(
+        in, count, m.block_data(first), stride * mx_matrix<T>::block_bytes, scales, stride, factor_of);
   });
 }
 

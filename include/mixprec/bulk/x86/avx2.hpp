@@ -93,6 +93,22 @@ struct ops {
       }
       return;
     }
+    if constexpr (Bits == 6) {
+      // Four codes in three bytes (mx/packing.hpp: e0 | e1 << 6 | e2 << 12 | e3 << 18): lane 4g + i
+      // shifted left by 6i, each group of four ORed into its first lane, the two 24-bit groups
+      // written as six bytes (no six-byte non-temporal store: `stream` is not used).  The codes
+      // must be below 64.
+      const __m256i shifted = _mm256_sllv_epi32(v, _mm256_setr_epi32(0, 6, 12, 18, 0, 6, 12, 18));
+      const __m256i pairs = _mm256_or_si256(shifted, _mm256_srli_epi64(shifted, 32));
+      const __m256i groups = _mm256_or_si256(pairs, _mm256_srli_si256(pairs, 8));
+      const auto low = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(groups)));
+      const auto high = static_cast<std::uint32_t>(_mm_cvtsi128_si32(_mm256_extracti128_si256(groups, 1)));
+      const unsigned char bytes[6] = {static_cast<unsigned char>(low),       static_cast<unsigned char>(low >> 8),
+                                      static_cast<unsigned char>(low >> 16), static_cast<unsigned char>(high),
+                                      static_cast<unsigned char>(high >> 8), static_cast<unsigned char>(high >> 16)};
+      std::memcpy(p, bytes, sizeof bytes);
+      return;
+    }
     // packus works within 128-bit halves: [a0..a3 a0..a3 | a4..a7 a4..a7]; gather the low
     // quarter of each half.  The values fit, so the saturation never acts.
     const __m256i words = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0b1000);

@@ -117,11 +117,7 @@ struct mx_scalar_kernels {
       unsigned char codes[mx_block_size];
       for (std::size_t i = 0; i < mx_block_size; ++i)
         codes[i] = factor == 0.0f ? 0 : mx_element_code<To>(x[i] * factor);
-      if constexpr (CodeBits == 8) {
-        std::memcpy(out + b * out_stride, codes, mx_block_size);
-      } else {
-        pack_codes<CodeBits>(codes, mx_block_size, out + b * out_stride);
-      }
+      pack_codes<CodeBits>(codes, mx_block_size, out + b * out_stride);  // 8 bits: a copy
     }
   }
   template <class From, bool Scaled>

@@ -11,6 +11,10 @@
 //   bfloat16* p = h.data<bfloat16>();          // typed access; the wrong type throws
 //   matrix f = h.to(dtype::float32);           // converted with convert_n (exact here)
 //   matrix q = convert(view, dtype::float8_e4m3fn, rounding::nearest_even, overflow::saturate);
+//
+// The functions written `template <int = 0>` are ordinary functions made templates so that only
+// a file that calls one compiles it: they reach the run-time dtype dispatch, which instantiates
+// the conversion kernels of every format (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <algorithm>
@@ -124,6 +128,7 @@ class matrix_view {
   }
 
   // Element (i, j) as float (exact: float holds every value of every dtype).
+  template <int = 0>
   float value(std::size_t i, std::size_t j) const {
     return visit_dtype(type_, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -197,6 +202,7 @@ class matrix {
   ~matrix() = default;
 
   // A copy of any view, in the view's dtype.
+  template <int = 0>
   static matrix copy_of(const matrix_view& v);
 
   dtype type() const noexcept { return type_; }
@@ -226,12 +232,17 @@ class matrix {
   }
   operator matrix_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
 
-  float value(std::size_t i, std::size_t j) const { return view().value(i, j); }
+  template <int = 0>
+  float value(std::size_t i, std::size_t j) const {
+    return view().value(i, j);
+  }
 
   // This matrix in another dtype (a copy when `to` is the same).
+  template <int = 0>
   matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) const&;
   // On a temporary, the matrix itself when it already has dtype `to` and overflow::non_finite
   // keeps every code (what the copy would hold): a backward pass's result needs no second buffer.
+  template <int = 0>
   matrix to(dtype to, rounding r = rounding::nearest_even, overflow o = overflow::non_finite) &&;
 
   // rows × cols of `type` whose bytes are left unset: for the library's own code that writes
@@ -259,7 +270,8 @@ class matrix {
 namespace detail {
 
 // Elements (i, j0) .. (i, j0 + n) of any view, as floats (exact).
-inline void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, std::size_t n, float* out) {
+template <int = 0>
+void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, std::size_t n, float* out) {
   visit_dtype(v.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* row = static_cast<const T*>(v.data()) + i * v.row_stride();
@@ -272,12 +284,14 @@ inline void read_row_part(const matrix_view& v, std::size_t i, std::size_t j0, s
 }
 
 // Row i of v as floats (exact).
-inline void read_row_as_float(const matrix_view& v, std::size_t i, float* out) {
+template <int = 0>
+void read_row_as_float(const matrix_view& v, std::size_t i, float* out) {
   read_row_part(v, i, 0, v.cols(), out);
 }
 
 // n floats into n elements of dtype `to` at out, rounded once.
-inline void write_row_from_float(const float* in, std::size_t n, dtype to, void* out, rounding r, overflow o) {
+template <int = 0>
+void write_row_from_float(const float* in, std::size_t n, dtype to, void* out, rounding r, overflow o) {
   visit_dtype(to, [&](auto tag) {
     using T = typename decltype(tag)::type;
     convert_n(in, n, static_cast<T*>(out), r, o);
@@ -291,8 +305,9 @@ inline void write_row_from_float(const float* in, std::size_t n, dtype to, void*
 // overflow::non_finite, the codes themselves are copied, NaN payloads included).  Rows that are contiguous go through
 // convert_n, staged through float (which holds every value of every dtype, so staging never
 // rounds); other layouts element by element with the same scalar conversion.
-inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::nearest_even,
-                      overflow o = overflow::non_finite) {
+template <int = 0>
+matrix convert(const matrix_view& from, dtype to, rounding r = rounding::nearest_even,
+               overflow o = overflow::non_finite) {
   matrix result(to, from.rows(), from.cols(), detail::no_fill_t{});  // every element is written below
   if (result.empty()) return result;
   const std::size_t cols = from.cols(), element_bytes = size_of(to);
@@ -334,11 +349,18 @@ inline matrix convert(const matrix_view& from, dtype to, rounding r = rounding::
   return result;
 }
 
-inline matrix matrix::copy_of(const matrix_view& v) { return convert(v, v.type()); }
+template <int>
+matrix matrix::copy_of(const matrix_view& v) {
+  return convert(v, v.type());
+}
 
-inline matrix matrix::to(dtype to, rounding r, overflow o) const& { return convert(view(), to, r, o); }
+template <int>
+matrix matrix::to(dtype to, rounding r, overflow o) const& {
+  return convert(view(), to, r, o);
+}
 
-inline matrix matrix::to(dtype to, rounding r, overflow o) && {
+template <int>
+matrix matrix::to(dtype to, rounding r, overflow o) && {
   if (to == type_ && o == overflow::non_finite) return std::move(*this);
   return convert(view(), to, r, o);
 }

@@ -144,8 +144,10 @@ inline dtype autocast_result_dtype(const std::string& op, std::initializer_list<
 
 namespace detail {
 // p cast to `to` through this thread's cache (a fresh conversion outside every scope, or when
-// caching is off).  The shared_ptr keeps the copy alive even if the cache evicts it.
-inline std::shared_ptr<const matrix> autocast_cast(const parameter& p, dtype to) {
+// caching is off).  The shared_ptr keeps the copy alive even if the cache evicts it.  A template
+// only to be compiled where called (docs/design.md, "Compiled where called").
+template <int = 0>
+std::shared_ptr<const matrix> autocast_cast(const parameter& p, dtype to) {
   autocast_thread_state& tls = autocast_tls();
   if (!tls.cache) return std::make_shared<const matrix>(p.value().to(to));
   return tls.cache->get(p, to, tls.state.enabled && tls.state.cache_enabled);

@@ -45,6 +45,7 @@ class weight_cast_cache {
 
   // p's value converted to `to`: a kept copy when one of p's current version exists; otherwise
   // converted now, and kept when `keep` and it fits.
+  template <int = 0>  // compiled where called (docs/design.md): it reaches the dtype dispatch
   std::shared_ptr<const matrix> get(const parameter& p, dtype to, bool keep) {
     const key k{p.id(), to};
     const std::uint64_t version = p.version();

@@ -38,6 +38,9 @@
 // not change the result: the product runs in round-to-nearest without flushing
 // (detail/environment.hpp).  Per thread, gemm keeps packing buffers of a few MiB, sized by the
 // blocking, never by the operands.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <algorithm>
@@ -55,8 +58,9 @@ namespace detail {
 
 // The product on two panel sources, op(A) as M rows of depth K and op(B)^T as N rows, with the
 // arguments checked: what gemm and the block-scaled products (mx/gemm.hpp) share.
-inline void gemm_on_sources(const panel_source& a, const panel_source& b, std::size_t M, std::size_t N, std::size_t K,
-                            float alpha, float beta, float* C, std::size_t ldc, const gemm_options& options) {
+template <int = 0>
+void gemm_on_sources(const panel_source& a, const panel_source& b, std::size_t M, std::size_t N, std::size_t K,
+                     float alpha, float beta, float* C, std::size_t ldc, const gemm_options& options) {
   const gemm_path path = resolve_gemm_path(options);
   if (M == 0 || N == 0) return;
   const float_environment environment;

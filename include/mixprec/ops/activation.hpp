@@ -76,7 +76,8 @@ matrix select_elements(const matrix_view& x, const matrix_view& source, Select k
 
 }  // namespace detail
 
-inline matrix relu(const operand& x) {
+template <int = 0>
+matrix relu(const operand& x) {
   const dtype r = autocast_result_dtype("relu", {x.type()});
   if (r == x.type()) {
     return detail::select_elements(x.view(), x.view(), [](float v) { return v > 0 || v != v; });
@@ -84,7 +85,8 @@ inline matrix relu(const operand& x) {
   return detail::map_elements(x.view(), r, [](double v) { return v > 0 || std::isnan(v) ? v : 0.0; });
 }
 
-inline matrix gelu(const operand& x) {
+template <int = 0>
+matrix gelu(const operand& x) {
   return detail::map_elements(x.view(), autocast_result_dtype("gelu", {x.type()}),
                               [](double v) { return 0.5 * v * std::erfc(-v * 0.70710678118654752440); });
 }
@@ -108,7 +110,8 @@ matrix activation_backward(const char* op, const operand& grad_out, const operan
 
 }  // namespace detail
 
-inline matrix relu_backward(const operand& grad_out, const operand& x) {
+template <int = 0>
+matrix relu_backward(const operand& grad_out, const operand& x) {
   if (autocast_result_dtype("relu", {x.type()}) == x.type()) {
     detail::require_same_shape("relu", grad_out.view(), x.view());
     const detail::cast_operand dy = detail::cast_to(grad_out, x.type());  // exact in x's dtype now
@@ -117,7 +120,8 @@ inline matrix relu_backward(const operand& grad_out, const operand& x) {
   return detail::activation_backward("relu", grad_out, x, [](double dy, double v) { return v > 0 ? dy : 0.0; });
 }
 
-inline matrix gelu_backward(const operand& grad_out, const operand& x) {
+template <int = 0>
+matrix gelu_backward(const operand& grad_out, const operand& x) {
   return detail::activation_backward("gelu", grad_out, x, [](double dy, double v) {
     const double cdf = 0.5 * std::erfc(-v * 0.70710678118654752440);
     const double pdf = std::exp(-0.5 * v * v) * 0.39894228040143267794;  // 1/√(2π)

@@ -15,8 +15,8 @@
 namespace mixprec::ops {
 namespace detail {
 
-inline std::size_t broadcast_extent(const char* op, std::size_t a, std::size_t b, const matrix_view& x,
-                                    const matrix_view& y) {
+template <int = 0>
+std::size_t broadcast_extent(const char* op, std::size_t a, std::size_t b, const matrix_view& x, const matrix_view& y) {
   if (a == b || b == 1) return a;
   if (a == 1) return b;
   throw_shape(op, "shapes " + shape_of(x) + " and " + shape_of(y) + " do not broadcast");
@@ -41,16 +41,20 @@ matrix broadcast_binary(const char* op, const operand& a, const operand& b, F f)
 
 }  // namespace detail
 
-inline matrix add(const operand& a, const operand& b) {
+template <int = 0>
+matrix add(const operand& a, const operand& b) {
   return detail::broadcast_binary("add", a, b, [](double x, double y) { return x + y; });
 }
-inline matrix sub(const operand& a, const operand& b) {
+template <int = 0>
+matrix sub(const operand& a, const operand& b) {
   return detail::broadcast_binary("sub", a, b, [](double x, double y) { return x - y; });
 }
-inline matrix mul(const operand& a, const operand& b) {
+template <int = 0>
+matrix mul(const operand& a, const operand& b) {
   return detail::broadcast_binary("mul", a, b, [](double x, double y) { return x * y; });
 }
-inline matrix div(const operand& a, const operand& b) {
+template <int = 0>
+matrix div(const operand& a, const operand& b) {
   return detail::broadcast_binary("div", a, b, [](double x, double y) { return x / y; });
 }
 

@@ -90,7 +90,8 @@ class fp8_training {
 
 namespace detail {
 
-inline bool has_precision_override(const operand& x) {
+template <int = 0>
+bool has_precision_override(const operand& x) {
   return x.source_parameter() != nullptr && x.source_parameter()->precision_override().has_value();
 }
 
@@ -104,7 +105,8 @@ struct fp8_operand {
   std::size_t rows = 0, cols = 0;
 };
 
-inline fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, const matrix_view& x) {
+template <int = 0>
+fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, const matrix_view& x) {
   fp8_operand q{scratch<std::uint8_t>(x.size()), scaler.element(), 1.0f, x.rows(), x.cols()};
   auto quantize = [&](const float* values) {
     if (q.element == fp8_element::e4m3) {
@@ -133,7 +135,8 @@ void with_codes(const fp8_operand& q, F f) {
 }
 
 // c (m × n floats, row-major) = op(a)·op(b)·s_a⁻¹·s_b⁻¹ + beta·c.
-inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta, float* c) {
+template <int = 0>
+void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta, float* c) {
   const std::size_t m = ta == transpose::no ? a.rows : a.cols, k = ta == transpose::no ? a.cols : a.rows;
   const std::size_t n = tb == transpose::no ? b.cols : b.rows;
   gemm_options options;
@@ -146,8 +149,8 @@ inline void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b
 
 }  // namespace detail
 
-inline matrix fp8_linear(const operand& x, const operand& weight, const operand& bias, fp8_training& fp8,
-                         std::size_t layer) {
+template <int = 0>
+matrix fp8_linear(const operand& x, const operand& weight, const operand& bias, fp8_training& fp8, std::size_t layer) {
   const std::size_t l = fp8.checked_layer(layer);
   if (detail::has_precision_override(weight)) return linear(x, weight, bias);
   detail::check_product_shapes("fp8_linear", x.view(), weight.view().transposed());
@@ -160,8 +163,9 @@ inline matrix fp8_linear(const operand& x, const operand& weight, const operand&
   return y;
 }
 
-inline linear_grads fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
-                                        const operand& bias, fp8_training& fp8, std::size_t layer) {
+template <int = 0>
+linear_grads fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight, const operand& bias,
+                                 fp8_training& fp8, std::size_t layer) {
   const std::size_t l = fp8.checked_layer(layer);
   if (detail::has_precision_override(weight)) return linear_backward(grad_out, x, weight, bias);
   if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows()) {

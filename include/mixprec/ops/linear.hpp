@@ -42,7 +42,8 @@ struct gemm_layout {
   const void* data;
   std::shared_ptr<const matrix> keep;
 };
-inline gemm_layout layout_for_gemm(const matrix_view& v) {
+template <int = 0>
+gemm_layout layout_for_gemm(const matrix_view& v) {
   if (v.col_stride() == 1 || v.cols() <= 1)
     return {transpose::no, std::max(v.row_stride(), v.cols()), v.data(), nullptr};
   if (v.row_stride() == 1 || v.rows() <= 1)
@@ -52,7 +53,8 @@ inline gemm_layout layout_for_gemm(const matrix_view& v) {
 }
 
 // c (a.rows × b.cols, row-major floats) = a·b + beta·c, for a and b of one dtype at any strides.
-inline void gemm_into(const matrix_view& a, const matrix_view& b, float beta, float* c) {
+template <int = 0>
+void gemm_into(const matrix_view& a, const matrix_view& b, float beta, float* c) {
   const gemm_layout la = layout_for_gemm(a), lb = layout_for_gemm(b);
   visit_dtype(a.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -61,11 +63,13 @@ inline void gemm_into(const matrix_view& a, const matrix_view& b, float beta, fl
   });
 }
 
-inline void check_product_shapes(const char* op, const matrix_view& a, const matrix_view& b) {
+template <int = 0>
+void check_product_shapes(const char* op, const matrix_view& a, const matrix_view& b) {
   if (a.cols() != b.rows()) throw_shape(op, "inner dimensions differ: " + shape_of(a) + " times " + shape_of(b));
 }
 
-inline void check_bias(const char* op, const matrix_view& bias, std::size_t cols) {
+template <int = 0>
+void check_bias(const char* op, const matrix_view& bias, std::size_t cols) {
   if (bias.rows() != 1 || bias.cols() != cols) {
     throw_shape(op, "bias is " + shape_of(bias) + ", expected 1×" + std::to_string(cols));
   }
@@ -73,7 +77,8 @@ inline void check_bias(const char* op, const matrix_view& bias, std::size_t cols
 
 // Every row of c (rows × cols floats) set to the bias (1 × cols, converted exactly to float):
 // the accumulator a product with bias starts from (gemm's beta = 1).
-inline void fill_bias_rows(const char* op, const matrix_view& bias, std::size_t rows, std::size_t cols, float* c) {
+template <int = 0>
+void fill_bias_rows(const char* op, const matrix_view& bias, std::size_t rows, std::size_t cols, float* c) {
   check_bias(op, bias, cols);
   if (rows != 0) read_row_part(bias, 0, 0, cols, c);
   for (std::size_t i = 1; i < rows; ++i) std::copy(c, c + cols, c + i * cols);
@@ -92,8 +97,9 @@ inline void fill_bias_rows(const char* op, const matrix_view& bias, std::size_t 
 // float32 master weight's gradient holds r's values as float32.  Rounding into r and widening
 // to float32 then go block by block through a buffer on the stack, not through a whole r
 // matrix converted afterwards (the same values: widening to float32 is exact).
-inline matrix product(const char* op, const operand& a, const operand& b, const operand* bias, bool b_transposed,
-                      dtype r, dtype out) {
+template <int = 0>
+matrix product(const char* op, const operand& a, const operand& b, const operand* bias, bool b_transposed, dtype r,
+               dtype out) {
   if (out != r && out != dtype::float32) return product(op, a, b, bias, b_transposed, r, r).to(out);
   const cast_operand ca = cast_to(a, r);
   const cast_operand cb = b_transposed ? transposed(cast_to(b, r)) : cast_to(b, r);
@@ -136,17 +142,20 @@ inline matrix product(const char* op, const operand& a, const operand& b, const 
 
 }  // namespace detail
 
-inline matrix matmul(const operand& a, const operand& b) {
+template <int = 0>
+matrix matmul(const operand& a, const operand& b) {
   const dtype r = detail::result_dtype("matmul", {&a, &b});
   return detail::product("matmul", a, b, nullptr, false, r, r);
 }
 
-inline matrix linear(const operand& x, const operand& weight, const operand& bias = matrix_view()) {
+template <int = 0>
+matrix linear(const operand& x, const operand& weight, const operand& bias = matrix_view()) {
   const dtype r = detail::result_dtype("linear", {&x, &weight, &bias});
   return detail::product("linear", x, weight, bias.view().empty() ? nullptr : &bias, true, r, r);
 }
 
-inline matmul_grads matmul_backward(const operand& grad_out, const operand& a, const operand& b) {
+template <int = 0>
+matmul_grads matmul_backward(const operand& grad_out, const operand& a, const operand& b) {
   const dtype r = detail::result_dtype("matmul", {&a, &b});
   const detail::cast_operand dy = detail::cast_to(grad_out, r);
   if (dy.view.rows() != a.rows() || dy.view.cols() != b.cols()) {
@@ -162,8 +171,9 @@ inline matmul_grads matmul_backward(const operand& grad_out, const operand& a, c
   return g;
 }
 
-inline linear_grads linear_backward(const operand& grad_out, const operand& x, const operand& weight,
-                                    const operand& bias = matrix_view()) {
+template <int = 0>
+linear_grads linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                             const operand& bias = matrix_view()) {
   const dtype r = detail::result_dtype("linear", {&x, &weight, &bias});
   const detail::cast_operand dy = detail::cast_to(grad_out, r);
   if (dy.view.rows() != x.rows() || dy.view.cols() != weight.rows()) {

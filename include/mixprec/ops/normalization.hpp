@@ -20,7 +20,8 @@ struct layer_norm_grads {
 
 namespace detail {
 
-inline void check_affine(const char* op, const matrix_view& x, const matrix_view& p, const char* name) {
+template <int = 0>
+void check_affine(const char* op, const matrix_view& x, const matrix_view& p, const char* name) {
   if (!p.empty() && (p.rows() != 1 || p.cols() != x.cols())) {
     throw_shape(op, std::string(name) + " is " + shape_of(p) + ", expected 1×" + std::to_string(x.cols()));
   }
@@ -30,7 +31,8 @@ inline void check_affine(const char* op, const matrix_view& x, const matrix_view
 struct row_statistics {
   std::vector<double> mean, inv_std;
 };
-inline row_statistics layer_statistics(const float* xs, std::size_t rows, std::size_t cols, double eps) {
+template <int = 0>
+row_statistics layer_statistics(const float* xs, std::size_t rows, std::size_t cols, double eps) {
   row_statistics s{std::vector<double>(rows), std::vector<double>(rows)};
   for (std::size_t i = 0; i < rows; ++i) {
     const float* row = xs + i * cols;
@@ -44,7 +46,8 @@ inline row_statistics layer_statistics(const float* xs, std::size_t rows, std::s
   return s;
 }
 
-inline matrix layer_norm_into(const operand& x, const operand& gamma, const operand& beta, double eps, dtype r) {
+template <int = 0>
+matrix layer_norm_into(const operand& x, const operand& gamma, const operand& beta, double eps, dtype r) {
   check_affine("layer_norm", x.view(), gamma.view(), "gamma");
   check_affine("layer_norm", x.view(), beta.view(), "beta");
   if (!(eps >= 0)) throw invalid_argument("ops::layer_norm: eps " + std::to_string(eps) + " is not >= 0");
@@ -65,23 +68,25 @@ inline matrix layer_norm_into(const operand& x, const operand& gamma, const oper
 
 }  // namespace detail
 
-inline matrix layer_norm(const operand& x, const operand& gamma = matrix_view(), const operand& beta = matrix_view(),
-                         double eps = 1e-5) {
+template <int = 0>
+matrix layer_norm(const operand& x, const operand& gamma = matrix_view(), const operand& beta = matrix_view(),
+                  double eps = 1e-5) {
   return detail::layer_norm_into(x, gamma, beta, eps, detail::result_dtype("layer_norm", {&x, &gamma, &beta}));
 }
 
 // float32 whatever the scope.
-inline matrix fp32_layer_norm(const operand& x, const operand& gamma = matrix_view(),
-                              const operand& beta = matrix_view(), double eps = 1e-5) {
+template <int = 0>
+matrix fp32_layer_norm(const operand& x, const operand& gamma = matrix_view(), const operand& beta = matrix_view(),
+                       double eps = 1e-5) {
   return detail::layer_norm_into(x, gamma, beta, eps, dtype::float32);
 }
 
 // Gradients of layer_norm(x, gamma, beta, eps) for the incoming gradient grad_out (rounded
 // first to the forward result's dtype): dx̂ = dy·γ,
 //   dx = inv_std/n · (n·dx̂ - Σ_j dx̂ - x̂·Σ_j dx̂·x̂),   dγ = Σ_i dy·x̂,   dβ = Σ_i dy.
-inline layer_norm_grads layer_norm_backward(const operand& grad_out, const operand& x,
-                                            const operand& gamma = matrix_view(), const operand& beta = matrix_view(),
-                                            double eps = 1e-5) {
+template <int = 0>
+layer_norm_grads layer_norm_backward(const operand& grad_out, const operand& x, const operand& gamma = matrix_view(),
+                                     const operand& beta = matrix_view(), double eps = 1e-5) {
   detail::require_same_shape("layer_norm_backward", grad_out.view(), x.view());
   detail::check_affine("layer_norm_backward", x.view(), gamma.view(), "gamma");
   detail::check_affine("layer_norm_backward", x.view(), beta.view(), "beta");

@@ -61,7 +61,8 @@ namespace detail {
 
 // v (rows × cols, any dtype and strides) as row-major floats, with zero rows appended up to
 // `padded_rows`.
-inline std::vector<float> floats_padded(const matrix_view& v, std::size_t padded_rows) {
+template <int = 0>
+std::vector<float> floats_padded(const matrix_view& v, std::size_t padded_rows) {
   std::vector<float> out(padded_rows * v.cols(), 0.0f);
   if (v.size() != 0) {
     const scratch<float> values = as_floats(v);
@@ -70,15 +71,17 @@ inline std::vector<float> floats_padded(const matrix_view& v, std::size_t padded
   return out;
 }
 
-inline blockscale::nvfp4_tensor quantize_nvfp4(const std::vector<float>& values, std::size_t rows, std::size_t cols,
-                                               const blockscale::nvfp4_options& q) {
+template <int = 0>
+blockscale::nvfp4_tensor quantize_nvfp4(const std::vector<float>& values, std::size_t rows, std::size_t cols,
+                                        const blockscale::nvfp4_options& q) {
   return blockscale::nvfp4_quantize(values.data(), rows, cols, cols, q);
 }
 
 // The row-wise copy of `values` (rows × cols, row-major), with its statistics in the sink.
-inline blockscale::nvfp4_tensor quantize_nvfp4_recorded(const std::vector<float>& values, std::size_t rows,
-                                                        std::size_t cols, const blockscale::nvfp4_options& q,
-                                                        statistics_sink* sink, layer_operand operand) {
+template <int = 0>
+blockscale::nvfp4_tensor quantize_nvfp4_recorded(const std::vector<float>& values, std::size_t rows, std::size_t cols,
+                                                 const blockscale::nvfp4_options& q, statistics_sink* sink,
+                                                 layer_operand operand) {
   blockscale::nvfp4_tensor t = quantize_nvfp4(values, rows, cols, q);
   if (sink != nullptr) {
     sink->push_back(operand_statistics{operand, blockscale::nvfp4_statistics(values.data(), cols, *t.rowwise)});
@@ -88,8 +91,9 @@ inline blockscale::nvfp4_tensor quantize_nvfp4_recorded(const std::vector<float>
 
 }  // namespace detail
 
-inline matrix nvfp4_linear(const operand& x, const operand& weight, const operand& bias = matrix_view(),
-                           const nvfp4_linear_options& o = {}) {
+template <int = 0>
+matrix nvfp4_linear(const operand& x, const operand& weight, const operand& bias = matrix_view(),
+                    const nvfp4_linear_options& o = {}) {
   detail::check_product_shapes("nvfp4_linear", x.view(), weight.view().transposed());
   const std::size_t rows = x.rows(), cols = weight.rows(), in = x.cols();
   matrix y(dtype::float32, rows, cols, mixprec::detail::no_fill_t{});  // the bias rows, or unread (beta = 0)
@@ -107,8 +111,9 @@ inline matrix nvfp4_linear(const operand& x, const operand& weight, const operan
   return y;
 }
 
-inline linear_grads nvfp4_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
-                                          const operand& bias = matrix_view(), const nvfp4_linear_options& o = {}) {
+template <int = 0>
+linear_grads nvfp4_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                                   const operand& bias = matrix_view(), const nvfp4_linear_options& o = {}) {
   if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows() || x.cols() != weight.cols()) {
     detail::throw_shape("nvfp4_linear_backward", "gradient " + detail::shape_of(grad_out.view()) + ", input " +
                                                      detail::shape_of(x.view()) + ", weight " +

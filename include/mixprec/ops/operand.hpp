@@ -21,6 +21,10 @@
 // autocast scope, or re-enter it with dynamic_autocast_scope(current_autocast() captured in the
 // forward)); a gradient comes back in the dtype of the input it belongs to, as autograd returns
 // it through the casts.
+//
+// The functions here are templates, those with no parameter of their own written
+// `template <int = 0>`, so that only a file that calls one compiles it (docs/design.md,
+// "Compiled where called").
 #pragma once
 
 #include <cstddef>
@@ -62,7 +66,8 @@ class operand {
 
 // The names under which the operations of mixprec::ops ask autocast for their dtype (a
 // recipe's @NAME rules pin these; backward functions use their forward's name).
-inline const std::vector<std::string>& operation_names() {
+template <int = 0>
+const std::vector<std::string>& operation_names() {
   static const std::vector<std::string> names = {
       "add",  "cross_entropy_loss", "div", "gelu", "layer_norm", "linear", "log_softmax", "matmul",
       "mean", "mse_loss",           "mul", "relu", "softmax",    "sub",    "sum"};
@@ -78,7 +83,8 @@ struct cast_operand {
   std::shared_ptr<const matrix> keep;
 };
 
-inline cast_operand cast_to(const operand& x, dtype to) {
+template <int = 0>
+cast_operand cast_to(const operand& x, dtype to) {
   if (x.type() == to) return {x.view(), nullptr};
   std::shared_ptr<const matrix> converted = x.source_parameter() != nullptr
                                                 ? mixprec::detail::autocast_cast(*x.source_parameter(), to)
@@ -87,7 +93,8 @@ inline cast_operand cast_to(const operand& x, dtype to) {
 }
 
 // A transposed cast operand (the view is transposed; the data shared).
-inline cast_operand transposed(cast_operand x) {
+template <int = 0>
+cast_operand transposed(cast_operand x) {
   x.view = x.view.transposed();
   return x;
 }
@@ -96,20 +103,26 @@ inline cast_operand transposed(cast_operand x) {
   throw invalid_argument("ops::" + op + ": " + what);
 }
 
-inline std::string shape_of(const matrix_view& v) { return std::to_string(v.rows()) + "×" + std::to_string(v.cols()); }
+template <int = 0>
+std::string shape_of(const matrix_view& v) {
+  return std::to_string(v.rows()) + "×" + std::to_string(v.cols());
+}
 
 // rows × cols floats (row-major) rounded once into a new matrix of dtype r.
-inline matrix round_into(const float* values, std::size_t rows, std::size_t cols, dtype r) {
+template <int = 0>
+matrix round_into(const float* values, std::size_t rows, std::size_t cols, dtype r) {
   matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every element is written below
   write_flat(values, rows * cols, result, 0);
   return result;
 }
-inline matrix round_into(const std::vector<float>& values, std::size_t rows, std::size_t cols, dtype r) {
+template <int = 0>
+matrix round_into(const std::vector<float>& values, std::size_t rows, std::size_t cols, dtype r) {
   return round_into(values.data(), rows, cols, r);
 }
 
 // A double buffer rounded once into dtype r (never through float: no double rounding).
-inline matrix round_into(const std::vector<double>& values, std::size_t rows, std::size_t cols, dtype r) {
+template <int = 0>
+matrix round_into(const std::vector<double>& values, std::size_t rows, std::size_t cols, dtype r) {
   matrix result(r, rows, cols, mixprec::detail::no_fill_t{});  // every element is written below
   visit_dtype(r, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -120,7 +133,8 @@ inline matrix round_into(const std::vector<double>& values, std::size_t rows, st
 }
 
 // Every element of x as floats, in one row-major buffer borrowed from the thread's pool.
-inline scratch<float> as_floats(const matrix_view& x) {
+template <int = 0>
+scratch<float> as_floats(const matrix_view& x) {
   scratch<float> values(x.size());
   if (is_flat(x)) {
     read_flat(x, 0, x.size(), values.data());
@@ -131,7 +145,8 @@ inline scratch<float> as_floats(const matrix_view& x) {
 }
 
 // A float result rounded to dtype r and read back as float: the value an op of dtype r returns.
-inline float round_scalar(double value, dtype r) {
+template <int = 0>
+float round_scalar(double value, dtype r) {
   const float as_float = static_cast<float>(value);
   return visit_dtype(r, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -156,7 +171,8 @@ matrix map_elements(const matrix_view& x, dtype r, F f) {
 // a missing bias, takes no part in the promotion).  When a parameter among them has a precision
 // override (parameter.hpp), the operation computes as inside an autocast scope of that dtype;
 // parameters whose overrides differ meet in their promotion (float32 for float16 with bfloat16).
-inline dtype result_dtype(const std::string& op, std::initializer_list<const operand*> inputs) {
+template <int = 0>
+dtype result_dtype(const std::string& op, std::initializer_list<const operand*> inputs) {
   std::vector<dtype> types;
   std::optional<dtype> override_dtype;
   for (const operand* x : inputs) {
@@ -172,7 +188,8 @@ inline dtype result_dtype(const std::string& op, std::initializer_list<const ope
   return autocast_result_dtype(op, types.begin(), types.end());
 }
 
-inline void require_same_shape(const std::string& op, const matrix_view& a, const matrix_view& b) {
+template <int = 0>
+void require_same_shape(const std::string& op, const matrix_view& a, const matrix_view& b) {
   if (a.rows() != b.rows() || a.cols() != b.cols()) {
     throw_shape(op, "shapes " + shape_of(a) + " and " + shape_of(b) + " differ");
   }

@@ -17,13 +17,15 @@
 
 namespace mixprec::ops {
 
-inline float sum(const operand& x) {
+template <int = 0>
+float sum(const operand& x) {
   double total = 0;
   for (float v : detail::as_floats(x.view())) total += v;
   return detail::round_scalar(total, autocast_result_dtype("sum", {x.type()}));
 }
 
-inline float mean(const operand& x) {
+template <int = 0>
+float mean(const operand& x) {
   double total = 0;
   for (float v : detail::as_floats(x.view())) total += v;
   const double n = static_cast<double>(x.view().size());
@@ -33,7 +35,8 @@ inline float mean(const operand& x) {
 
 namespace detail {
 // Sums along one axis, rounded once into r.
-inline matrix sum_along(const matrix_view& x, int axis, dtype r) {
+template <int = 0>
+matrix sum_along(const matrix_view& x, int axis, dtype r) {
   if (axis != 0 && axis != 1) throw invalid_argument("ops::sum: axis " + std::to_string(axis) + " is not 0 or 1");
   const std::size_t rows = x.rows(), cols = x.cols();
   std::vector<double> out(axis == 0 ? cols : rows, 0.0);
@@ -64,11 +67,13 @@ inline matrix sum_along(const matrix_view& x, int axis, dtype r) {
 }  // namespace detail
 
 // Sums along one axis: 0 sums each column over the rows (1 × cols), 1 each row (rows × 1).
-inline matrix sum(const operand& x, int axis) {
+template <int = 0>
+matrix sum(const operand& x, int axis) {
   return detail::sum_along(x.view(), axis, autocast_result_dtype("sum", {x.type()}));
 }
 
-inline float mse_loss(const operand& prediction, const operand& target) {
+template <int = 0>
+float mse_loss(const operand& prediction, const operand& target) {
   detail::require_same_shape("mse_loss", prediction.view(), target.view());
   const auto p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
   double total = 0;
@@ -81,7 +86,8 @@ inline float mse_loss(const operand& prediction, const operand& target) {
                               detail::result_dtype("mse_loss", {&prediction, &target}));
 }
 
-inline matrix mse_loss_backward(const operand& prediction, const operand& target, float grad_loss = 1.0f) {
+template <int = 0>
+matrix mse_loss_backward(const operand& prediction, const operand& target, float grad_loss = 1.0f) {
   detail::require_same_shape("mse_loss_backward", prediction.view(), target.view());
   const auto p = detail::as_floats(prediction.view()), t = detail::as_floats(target.view());
   std::vector<double> grad(p.size());

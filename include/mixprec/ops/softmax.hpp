@@ -33,7 +33,8 @@ namespace detail {
 struct row_log_sum_exp {
   double max, log_sum;
 };
-inline row_log_sum_exp log_sum_exp(const float* row, std::size_t n) {
+template <int = 0>
+row_log_sum_exp log_sum_exp(const float* row, std::size_t n) {
   double m = -std::numeric_limits<double>::infinity();
   for (std::size_t k = 0; k < n; ++k) m = std::isnan(row[k]) || row[k] > m ? static_cast<double>(row[k]) : m;
   if (std::isnan(m) || std::isinf(m)) return {m, m};  // NaN, +inf or an all -inf row: no finite shift
@@ -43,7 +44,8 @@ inline row_log_sum_exp log_sum_exp(const float* row, std::size_t n) {
 }
 
 // softmax (log_space = false) or log_softmax of each row, rounded into r.
-inline matrix softmax_rows(const matrix_view& x, dtype r, bool log_space) {
+template <int = 0>
+matrix softmax_rows(const matrix_view& x, dtype r, bool log_space) {
   const auto xs = as_floats(x);
   std::vector<double> out(xs.size());
   for (std::size_t i = 0; i < x.rows(); ++i) {
@@ -59,7 +61,8 @@ inline matrix softmax_rows(const matrix_view& x, dtype r, bool log_space) {
   return round_into(out, x.rows(), x.cols(), r);
 }
 
-inline void check_labels(const char* op, const matrix_view& logits, const std::vector<int>& labels, int ignore_index) {
+template <int = 0>
+void check_labels(const char* op, const matrix_view& logits, const std::vector<int>& labels, int ignore_index) {
   if (labels.size() != logits.rows()) {
     throw_shape(op, std::to_string(labels.size()) + " labels for " + std::to_string(logits.rows()) + " rows of logits");
   }
@@ -73,7 +76,8 @@ inline void check_labels(const char* op, const matrix_view& logits, const std::v
   }
 }
 
-inline std::size_t counted_rows(const std::vector<int>& labels, int ignore_index) {
+template <int = 0>
+std::size_t counted_rows(const std::vector<int>& labels, int ignore_index) {
   std::size_t n = 0;
   for (int label : labels) n += label != ignore_index ? 1 : 0;
   return n;
@@ -81,19 +85,24 @@ inline std::size_t counted_rows(const std::vector<int>& labels, int ignore_index
 
 }  // namespace detail
 
-inline matrix softmax(const operand& x) {
+template <int = 0>
+matrix softmax(const operand& x) {
   return detail::softmax_rows(x.view(), autocast_result_dtype("softmax", {x.type()}), false);
 }
-inline matrix log_softmax(const operand& x) {
+template <int = 0>
+matrix log_softmax(const operand& x) {
   return detail::softmax_rows(x.view(), autocast_result_dtype("log_softmax", {x.type()}), true);
 }
 // float32 whatever the scope.
-inline matrix fp32_softmax(const operand& x) { return detail::softmax_rows(x.view(), dtype::float32, false); }
+template <int = 0>
+matrix fp32_softmax(const operand& x) {
+  return detail::softmax_rows(x.view(), dtype::float32, false);
+}
 
 // The mean cross-entropy of the rows whose label is counted, as a float holding the value of
 // the result dtype (float32 under autocast, else the logits' dtype).
-inline float cross_entropy(const operand& logits, const std::vector<int>& labels,
-                           int ignore_index = default_ignore_index) {
+template <int = 0>
+float cross_entropy(const operand& logits, const std::vector<int>& labels, int ignore_index = default_ignore_index) {
   detail::check_labels("cross_entropy", logits.view(), labels, ignore_index);
   const dtype r = autocast_result_dtype("cross_entropy_loss", {logits.type()});
   const auto xs = detail::as_floats(logits.view());
@@ -109,8 +118,9 @@ inline float cross_entropy(const operand& logits, const std::vector<int>& labels
 }
 
 // d loss / d logits for cross_entropy, times grad_loss (the loss scale in a scaled backward).
-inline matrix cross_entropy_backward(const operand& logits, const std::vector<int>& labels, float grad_loss = 1.0f,
-                                     int ignore_index = default_ignore_index) {
+template <int = 0>
+matrix cross_entropy_backward(const operand& logits, const std::vector<int>& labels, float grad_loss = 1.0f,
+                              int ignore_index = default_ignore_index) {
   detail::check_labels("cross_entropy_backward", logits.view(), labels, ignore_index);
   const auto xs = detail::as_floats(logits.view());
   const std::size_t n = detail::counted_rows(labels, ignore_index), classes = logits.cols();

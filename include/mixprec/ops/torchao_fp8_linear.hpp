@@ -42,10 +42,10 @@ decltype(auto) with_fp8_type(fp8_element e, F f) {
 
 // The product op(A) · op(B) (A: ra × ca floats, B: rb × cb floats, row-major; op transposes when
 // asked) with each operand cast as its configuration says; M × N floats into c.
-inline void scaled_product(const char* gemm_name, const std::vector<float>& a, std::size_t ra, std::size_t ca,
-                           transpose ta, const blockscale::operand_cast& cast_a, const std::vector<float>& b,
-                           std::size_t rb, std::size_t cb, transpose tb, const blockscale::operand_cast& cast_b,
-                           bool pow2, float* c) {
+template <int = 0>
+void scaled_product(const char* gemm_name, const std::vector<float>& a, std::size_t ra, std::size_t ca, transpose ta,
+                    const blockscale::operand_cast& cast_a, const std::vector<float>& b, std::size_t rb, std::size_t cb,
+                    transpose tb, const blockscale::operand_cast& cast_b, bool pow2, float* c) {
   const std::size_t M = ta == transpose::no ? ra : ca, K = ta == transpose::no ? ca : ra;
   const std::size_t N = tb == transpose::no ? cb : rb;
   if (cast_a.high_precision && cast_b.high_precision) {
@@ -84,15 +84,17 @@ inline void scaled_product(const char* gemm_name, const std::vector<float>& a, s
   });
 }
 
-inline std::vector<float> row_major_floats(const matrix_view& v) {
+template <int = 0>
+std::vector<float> row_major_floats(const matrix_view& v) {
   const scratch<float> values = as_floats(v);
   return std::vector<float>(values.data(), values.data() + v.size());
 }
 
 }  // namespace detail
 
-inline matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand& bias,
-                                 const blockscale::linear_cast_config& c) {
+template <int = 0>
+matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand& bias,
+                          const blockscale::linear_cast_config& c) {
   c.validate();
   detail::check_product_shapes("torchao_fp8_linear", x.view(), weight.view().transposed());
   const std::size_t M = x.rows(), K = x.cols(), N = weight.rows();
@@ -110,8 +112,9 @@ inline matrix torchao_fp8_linear(const operand& x, const operand& weight, const 
   return y;
 }
 
-inline linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
-                                                const operand& bias, const blockscale::linear_cast_config& c) {
+template <int = 0>
+linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
+                                         const operand& bias, const blockscale::linear_cast_config& c) {
   c.validate();
   if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows() || x.cols() != weight.cols()) {
     detail::throw_shape("torchao_fp8_linear_backward", "gradient " + detail::shape_of(grad_out.view()) + ", input " +

@@ -12,6 +12,9 @@
 // always multiplies by it clamped to 1; epsilon = 1e-6 gives its coefficient, and multiplying by
 // exactly 1 changes nothing, so only the non-finite case differs (PyTorch multiplies by NaN/0
 // unless error_if_nonfinite is set).
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cmath>
@@ -86,8 +89,9 @@ inline double global_norm(const gradient_view* arrays, std::size_t count) {
   return std::sqrt(sum);
 }
 
-inline clip_result clip_grad_norm(const gradient_view* arrays, std::size_t count, double max_norm,
-                                  const clip_options& options = {}) {
+template <int = 0>
+clip_result clip_grad_norm(const gradient_view* arrays, std::size_t count, double max_norm,
+                           const clip_options& options = {}) {
   if (!(std::isfinite(max_norm) && max_norm > 0)) {
     throw invalid_argument("clip_grad_norm: max_norm is " + detail::number_text(max_norm) +
                            ", it must be finite and > 0");
@@ -109,12 +113,14 @@ inline clip_result clip_grad_norm(const gradient_view* arrays, std::size_t count
   return r;
 }
 
-inline clip_result clip_grad_norm(const std::vector<gradient_view>& arrays, double max_norm,
-                                  const clip_options& options = {}) {
+template <int = 0>
+clip_result clip_grad_norm(const std::vector<gradient_view>& arrays, double max_norm,
+                           const clip_options& options = {}) {
   return clip_grad_norm(arrays.data(), arrays.size(), max_norm, options);
 }
-inline clip_result clip_grad_norm(std::initializer_list<gradient_view> arrays, double max_norm,
-                                  const clip_options& options = {}) {
+template <int = 0>
+clip_result clip_grad_norm(std::initializer_list<gradient_view> arrays, double max_norm,
+                           const clip_options& options = {}) {
   return clip_grad_norm(arrays.begin(), arrays.size(), max_norm, options);
 }
 

@@ -20,6 +20,9 @@
 // then multiplied and re-encoded by the same kernels as quantize_n.  Large calls can be
 // split over threads (unscale_options::threads; detail/parallel.hpp); results do not depend on
 // the split.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <algorithm>
@@ -81,7 +84,8 @@ namespace detail {
 
 // The path for this call: active_simd_path(), or portable if MIXPREC_SIMD_PATH is invalid
 // (bulk conversion reports that; unscaling must not fail for it).
-inline simd_path unscale_simd_path() noexcept {
+template <int = 0>
+simd_path unscale_simd_path() noexcept {
   try {
     return active_simd_path();
   } catch (...) {
@@ -195,8 +199,9 @@ MIXPREC_UNSCALE_INSTANTIATIONS(extern)
 // Runs unscale_part over the elements [first, last) of the concatenation of the arrays; true
 // when every one was finite.  With `largest`, largest[a] = max(largest[a], the part's largest
 // |g| bits) for each array a the share touches.
-inline bool unscale_share(const gradient_view* arrays, std::size_t count, std::size_t first, std::size_t last,
-                          float inv_scale, rounding r, std::uint32_t* largest = nullptr) noexcept {
+template <int = 0>
+bool unscale_share(const gradient_view* arrays, std::size_t count, std::size_t first, std::size_t last, float inv_scale,
+                   rounding r, std::uint32_t* largest = nullptr) noexcept {
   bool finite = true;
   std::size_t offset = 0;
   for (std::size_t a = 0; a < count && offset < last; ++a) {
@@ -216,13 +221,15 @@ inline bool unscale_share(const gradient_view* arrays, std::size_t count, std::s
 
 // An array's amax after the unscale from its largest |g| before it (as float bits): NaN for a
 // NaN, inf for an inf, else float(|g|) × inv_scale in float.
-inline float unscaled_amax(std::uint32_t largest, float inv_scale) noexcept {
+template <int = 0>
+float unscaled_amax(std::uint32_t largest, float inv_scale) noexcept {
   if (largest > float_infinity_bits) return std::numeric_limits<float>::quiet_NaN();
   if (largest == float_infinity_bits) return std::numeric_limits<float>::infinity();
   return bit_cast<float>(largest) * inv_scale;
 }
 
-inline void check_gradient_views(const char* function, const gradient_view* arrays, std::size_t count) {
+template <int = 0>
+void check_gradient_views(const char* function, const gradient_view* arrays, std::size_t count) {
   if (count > 0 && arrays == nullptr) {
     throw invalid_argument(std::string(function) + ": null array list with count = " + std::to_string(count));
   }
@@ -252,8 +259,9 @@ inline void check_gradient_views(const char* function, const gradient_view* arra
 
 namespace detail {
 
-inline bool unscale_views(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
-                          const unscale_options& options) {
+template <int = 0>
+bool unscale_views(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
+                   const unscale_options& options) {
   if (count == 0) return true;
   std::size_t total = 0;
   for (std::size_t a = 0; a < count; ++a) total += arrays[a].size();
@@ -288,8 +296,9 @@ inline bool unscale_views(const gradient_view* arrays, std::size_t count, float 
 
 // Unscales every array in place (x * inv_scale in float, rounded back for bfloat16/float16)
 // and returns true when every value was finite before the multiply.
-inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale,
-                              const unscale_options& options = {}) {
+template <int = 0>
+bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale,
+                       const unscale_options& options = {}) {
   detail::check_gradient_views("unscale_and_check", arrays, count);
   return detail::unscale_views(arrays, count, inv_scale, nullptr, options);
 }
@@ -299,8 +308,9 @@ inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, fl
 // unscaled magnitude of array a before any rounding back to bfloat16/float16 (rounding is
 // monotonic, so under nearest_even it rounds to the largest stored magnitude); +inf when the
 // array held an inf and no NaN, NaN when it held a NaN, 0 when it is empty or all zeros.
-inline bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
-                              const unscale_options& options = {}) {
+template <int = 0>
+bool unscale_and_check(const gradient_view* arrays, std::size_t count, float inv_scale, float* amax,
+                       const unscale_options& options = {}) {
   detail::check_gradient_views("unscale_and_check", arrays, count);
   if (count > 0 && amax == nullptr) {
     throw invalid_argument("unscale_and_check: null amax pointer for " + std::to_string(count) + " arrays");

@@ -19,6 +19,9 @@
 // without a GPU, fp8 is fast where bf16 is: AVX-512 BF16 or AMX-BF16, and resolve() keeps it
 // there rather than trading it for fp16.  With caps.cuda set the GPU decides (the products run
 // there; the CPU's bf16 kernels do not help them).
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <optional>
@@ -61,7 +64,8 @@ struct capabilities {
 
 // This CPU, read once by the detection the bulk and gemm dispatch use.  No GPU: set cuda from
 // the device the program runs on (cudaGetDeviceProperties gives major and minor).
-inline capabilities host_capabilities() {
+template <int = 0>
+capabilities host_capabilities() {
   const cpu_features& f = host_cpu_features();
   capabilities c;
   c.f16c = f.f16c;
@@ -73,7 +77,8 @@ inline capabilities host_capabilities() {
   return c;
 }
 
-inline std::string to_string(const capabilities& c) {
+template <int = 0>
+std::string to_string(const capabilities& c) {
   std::string out;
   const auto add = [&](bool has, const char* name) {
     if (has) out.append(out.empty() ? "" : ", ").append(name);
@@ -102,7 +107,8 @@ struct recipe_resolution {
 // so on an AVX-512 BF16 or AMX-BF16 CPU it stays fp8); bf16 or fp8 without one become fp16 with
 // dynamic loss scaling when fp16 is fast (every other option kept); otherwise the request stands,
 // emulated, and the message says so.
-inline recipe_resolution resolve(const recipe& requested, const capabilities& c) {
+template <int = 0>
+recipe_resolution resolve(const recipe& requested, const capabilities& c) {
   recipe_resolution out{requested, false, ""};
   const char* format = to_string(requested.precision);
   const bool fast = requested.precision == precision_mode::float32 ||

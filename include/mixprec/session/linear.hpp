@@ -29,7 +29,9 @@
 // (tensor id = micro-batch · 2^16 + l) and the completed steps (step): the bits depend only on
 // where the step is in the run, so a run resumed from a checkpoint draws the same ones.  The
 // blockscale/ headers this brings are not in the mixprec.hpp umbrella (compile time): include
-// this header where the layers are written.
+// this header where the layers are written.  Its functions are templates, those with no parameter
+// of their own written `template <int = 0>`, so that only a file that calls one compiles it
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cstddef>
@@ -61,15 +63,17 @@ inline void check_session_layer(const char* function, std::size_t layer) {
   }
 }
 
-inline bool runs_plain_linear(const precision_session& amp, const ops::operand& weight) {
+template <int = 0>
+bool runs_plain_linear(const precision_session& amp, const ops::operand& weight) {
   const parameter* p = weight.source_parameter();
   const precision_mode m = amp.get_recipe().precision;
   return !amp.enabled() || m == precision_mode::float32 || m == precision_mode::float16 ||
          m == precision_mode::bfloat16 || (p != nullptr && p->precision_override());
 }
 
-inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, std::size_t layer,
-                                                  ops::statistics_sink* sink) {
+template <int = 0>
+ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, std::size_t layer,
+                                           ops::statistics_sink* sink) {
   ops::nvfp4_linear_options o;
   o.statistics = sink;
   o.gradient_rounding.seed = static_cast<std::uint64_t>(amp.get_recipe().seed);
@@ -78,7 +82,8 @@ inline ops::nvfp4_linear_options nvfp4_options_of(const precision_session& amp, 
   return o;
 }
 
-inline ops::mx_linear_options mx_options_of(const precision_session& amp, ops::statistics_sink* sink) {
+template <int = 0>
+ops::mx_linear_options mx_options_of(const precision_session& amp, ops::statistics_sink* sink) {
   ops::mx_linear_options o;
   o.weight_scales = amp.get_recipe().mx_weight_scales;
   o.statistics = sink;
@@ -113,7 +118,8 @@ auto measured_fp8(delayed_scaler& scaler, std::initializer_list<std::size_t> ten
   return result;
 }
 
-inline const blockscale::linear_cast_config& rowwise_recipe() {
+template <int = 0>
+const blockscale::linear_cast_config& rowwise_recipe() {
   static const blockscale::linear_cast_config c =
       blockscale::linear_cast_config_for(blockscale::torchao_recipe::rowwise);
   return c;
@@ -122,10 +128,12 @@ inline const blockscale::linear_cast_config& rowwise_recipe() {
 // The records of a measured call go to the session (precision_session::quantization_due).
 class layer_statistics {
  public:
+  template <int = 0>
   layer_statistics(precision_session& amp, std::size_t layer) : amp_(amp), layer_(layer) {
     if (amp.quantization_due(layer)) sink_ = &seen_;
   }
   ops::statistics_sink* sink() noexcept { return sink_; }
+  template <int = 0>
   void commit() {
     if (sink_ != nullptr) amp_.record_quantization(layer_, seen_);
   }
@@ -137,8 +145,9 @@ class layer_statistics {
   ops::statistics_sink* sink_ = nullptr;
 };
 
-inline matrix quantized_linear(precision_session& amp, std::size_t layer, const ops::operand& x,
-                               const ops::operand& weight, const ops::operand& bias, ops::statistics_sink* sink) {
+template <int = 0>
+matrix quantized_linear(precision_session& amp, std::size_t layer, const ops::operand& x, const ops::operand& weight,
+                        const ops::operand& bias, ops::statistics_sink* sink) {
   switch (amp.get_recipe().precision) {
     case precision_mode::float8: {
       ops::fp8_training& fp8 = amp.fp8();
@@ -164,10 +173,10 @@ inline matrix quantized_linear(precision_session& amp, std::size_t layer, const 
   }
 }
 
-inline ops::linear_grads quantized_linear_backward(precision_session& amp, std::size_t layer,
-                                                   const ops::operand& grad_out, const ops::operand& x,
-                                                   const ops::operand& weight, const ops::operand& bias,
-                                                   ops::statistics_sink* sink) {
+template <int = 0>
+ops::linear_grads quantized_linear_backward(precision_session& amp, std::size_t layer, const ops::operand& grad_out,
+                                            const ops::operand& x, const ops::operand& weight, const ops::operand& bias,
+                                            ops::statistics_sink* sink) {
   switch (amp.get_recipe().precision) {
     case precision_mode::float8: {
       ops::fp8_training& fp8 = amp.fp8();
@@ -195,8 +204,9 @@ inline ops::linear_grads quantized_linear_backward(precision_session& amp, std::
 
 }  // namespace detail
 
-inline matrix session_linear(precision_session& amp, std::size_t layer, const ops::operand& x,
-                             const ops::operand& weight, const ops::operand& bias = matrix_view()) {
+template <int = 0>
+matrix session_linear(precision_session& amp, std::size_t layer, const ops::operand& x, const ops::operand& weight,
+                      const ops::operand& bias = matrix_view()) {
   detail::check_session_layer("session_linear", layer);
   if (detail::runs_plain_linear(amp, weight)) return ops::linear(x, weight, bias);
   detail::layer_statistics statistics(amp, layer);
@@ -205,9 +215,10 @@ inline matrix session_linear(precision_session& amp, std::size_t layer, const op
   return y;
 }
 
-inline ops::linear_grads session_linear_backward(precision_session& amp, std::size_t layer,
-                                                 const ops::operand& grad_out, const ops::operand& x,
-                                                 const ops::operand& weight, const ops::operand& bias = matrix_view()) {
+template <int = 0>
+ops::linear_grads session_linear_backward(precision_session& amp, std::size_t layer, const ops::operand& grad_out,
+                                          const ops::operand& x, const ops::operand& weight,
+                                          const ops::operand& bias = matrix_view()) {
   detail::check_session_layer("session_linear_backward", layer);
   if (detail::runs_plain_linear(amp, weight)) return ops::linear_backward(grad_out, x, weight, bias);
   detail::layer_statistics statistics(amp, layer);

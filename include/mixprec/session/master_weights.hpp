@@ -41,9 +41,16 @@ inline std::uint64_t rounding_stream_seed(std::uint64_t seed, std::uint64_t coun
 
 }  // namespace detail
 
-class master_weights {
+// master_weights is basic_master_weights<void>: a class template only so that a file compiles
+// the members it calls and no others (docs/design.md, "Compiled where called").
+template <class = void>
+class basic_master_weights;
+using master_weights = basic_master_weights<>;
+
+template <class>
+class basic_master_weights {
  public:
-  explicit master_weights(dtype working, bool stochastic_rounding = false, std::uint64_t seed = 0)
+  explicit basic_master_weights(dtype working, bool stochastic_rounding = false, std::uint64_t seed = 0)
       : working_(working), stochastic_(stochastic_rounding), seed_(seed) {
     if (working != dtype::float16 && working != dtype::bfloat16) {
       throw invalid_argument(std::string("master_weights: working copies in ") + to_string(working) +

@@ -87,12 +87,19 @@ struct parameter_storage {
   bool has_compensation(dtype stored) const noexcept { return stored != dtype::float32 && kahan && !masters; }
 };
 
-class model_parameters {
+// model_parameters is basic_model_parameters<void>: a class template only so that a file compiles
+// the members it calls and no others (docs/design.md, "Compiled where called").
+template <class = void>
+class basic_model_parameters;
+using model_parameters = basic_model_parameters<>;
+
+template <class>
+class basic_model_parameters {
  public:
-  explicit model_parameters(const parameter_storage& storage) : storage_(storage) {}
-  model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
-                   std::uint64_t seed, bool kahan_summation = false)
-      : model_parameters(parameter_storage{
+  explicit basic_model_parameters(const parameter_storage& storage) : storage_(storage) {}
+  basic_model_parameters(dtype working, bool masters, bool keep_normalization_fp32, bool stochastic_rounding,
+                         std::uint64_t seed, bool kahan_summation = false)
+      : basic_model_parameters(parameter_storage{
             working, masters, keep_normalization_fp32, stochastic_rounding, seed, kahan_summation, {}}) {}
   const parameter_storage& storage() const noexcept { return storage_; }
 

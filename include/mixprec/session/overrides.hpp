@@ -21,6 +21,9 @@
 // parameter decides, and a parameter's override comes before an operation's rule; every layer
 // rule must match some parameter and every operation rule name an operation
 // (resolve_overrides, check_operation_rules: recipe_error otherwise).
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cctype>
@@ -51,7 +54,8 @@ struct precision_overrides {
 // The dtype a rule's precision puts its layer or operation in: none for fp8 (the layer stays in
 // the fp8 recipe's fp8; an operation rule cannot be fp8) and for the block-scaled precisions
 // (never a rule's; a recipe's, whose layers keep them).
-inline std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
+template <int = 0>
+std::optional<dtype> override_dtype_of(precision_mode p) noexcept {
   switch (p) {
     case precision_mode::float32:
       return dtype::float32;
@@ -84,7 +88,8 @@ namespace detail {
 
 [[noreturn]] inline void override_fail(const std::string& what) { throw recipe_error("recipe: override " + what); }
 
-inline bool all_digits(std::string_view s) {
+template <int = 0>
+bool all_digits(std::string_view s) {
   if (s.empty()) return false;
   for (const char c : s) {
     if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
@@ -97,7 +102,8 @@ inline bool all_digits(std::string_view s) {
 struct index_range {
   std::size_t first = 0, last = 0;
 };
-inline std::optional<index_range> index_selector(std::string_view s, std::size_t layers) {
+template <int = 0>
+std::optional<index_range> index_selector(std::string_view s, std::size_t layers) {
   const auto number = [&](std::string_view digits) {
     if (digits.size() > 9) override_fail("layer index '" + printable(digits) + "' is above 999999999");
     return static_cast<std::size_t>(std::stoul(std::string(digits)));
@@ -117,7 +123,8 @@ inline std::optional<index_range> index_selector(std::string_view s, std::size_t
 }
 
 // Glob match: '*' any run of characters (none included), '?' one character.
-inline bool glob_match(std::string_view pattern, std::string_view text) {
+template <int = 0>
+bool glob_match(std::string_view pattern, std::string_view text) {
   std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
   while (t < text.size()) {
     if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
@@ -139,12 +146,14 @@ inline bool glob_match(std::string_view pattern, std::string_view text) {
 
 inline bool is_operation_selector(std::string_view s) { return !s.empty() && s.front() == '@'; }
 
-inline bool selector_char(char c) {
+template <int = 0>
+bool selector_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == '-' || c == '*' || c == '?' ||
          c == '/' || c == '[' || c == ']';
 }
 
-inline std::string_view trimmed(std::string_view s) {
+template <int = 0>
+std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -152,7 +161,8 @@ inline std::string_view trimmed(std::string_view s) {
 
 // Throws recipe_error for a selector that no rule may have: empty, a character outside the
 // allowed set, a backwards range, an index above 999999999.  number: the rule's, from 1.
-inline void check_selector(const std::string& selector, std::size_t number) {
+template <int = 0>
+void check_selector(const std::string& selector, std::size_t number) {
   if (selector.empty()) override_fail("rule " + std::to_string(number) + " has an empty selector");
   if (is_operation_selector(selector)) {
     for (const char c : selector.substr(1)) {
@@ -180,7 +190,8 @@ inline std::string rule_text(const layer_override& rule) { return rule.selector 
 
 // Reads "none" or SELECTOR:PRECISION rules separated by commas; recipe_error names the rule and
 // what is allowed.
-inline precision_overrides parse_overrides(std::string_view text) {
+template <int = 0>
+precision_overrides parse_overrides(std::string_view text) {
   precision_overrides out;
   if (detail::trimmed(text) == "none") return out;
   std::size_t start = 0;
@@ -219,7 +230,8 @@ inline precision_overrides parse_overrides(std::string_view text) {
 }
 
 // "none", or the rules as parse_overrides reads them.
-inline std::string overrides_text(const precision_overrides& o) {
+template <int = 0>
+std::string overrides_text(const precision_overrides& o) {
   if (o.empty()) return "none";
   std::string out;
   for (const layer_override& rule : o.rules) out.append(out.empty() ? "" : ",").append(rule_text(rule));
@@ -227,7 +239,8 @@ inline std::string overrides_text(const precision_overrides& o) {
 }
 
 // The layer of a parameter name: the name up to its last '.' (the whole name when it has none).
-inline std::string layer_of(const std::string& parameter_name) {
+template <int = 0>
+std::string layer_of(const std::string& parameter_name) {
   const std::size_t dot = parameter_name.rfind('.');
   return dot == std::string::npos ? parameter_name : parameter_name.substr(0, dot);
 }
@@ -235,9 +248,9 @@ inline std::string layer_of(const std::string& parameter_name) {
 // Every parameter's layer and precision under the rules, for parameters registered with these
 // names in this order, in a recipe of precision `base`.  recipe_error for a rule that matches no
 // parameter, naming it and the layers there are.
-inline std::vector<layer_precision> resolve_overrides(const precision_overrides& o,
-                                                      const std::vector<std::string>& parameter_names,
-                                                      precision_mode base) {
+template <int = 0>
+std::vector<layer_precision> resolve_overrides(const precision_overrides& o,
+                                               const std::vector<std::string>& parameter_names, precision_mode base) {
   std::vector<layer_precision> table(parameter_names.size());
   std::vector<std::string> layers;  // names, in the order of their first parameter
   for (std::size_t i = 0; i < parameter_names.size(); ++i) {
@@ -288,7 +301,8 @@ inline std::vector<layer_precision> resolve_overrides(const precision_overrides&
 
 // The operation rules (@NAME) as the pinned operations of an autocast state, in rule order (the
 // first rule for a name decides); none when there are none.
-inline std::shared_ptr<const op_precision_list> operation_precisions(const precision_overrides& o) {
+template <int = 0>
+std::shared_ptr<const op_precision_list> operation_precisions(const precision_overrides& o) {
   auto list = std::make_shared<op_precision_list>();
   for (const layer_override& rule : o.rules) {
     const std::optional<dtype> d = override_dtype_of(rule.precision);  // validate() refuses fp8 here
@@ -300,7 +314,8 @@ inline std::shared_ptr<const op_precision_list> operation_precisions(const preci
 
 // recipe_error for an operation rule whose name is not among `known` (the operations of
 // mixprec::ops and those an autocast policy lists), naming the rule and the operations there are.
-inline void check_operation_rules(const precision_overrides& o, const std::vector<std::string>& known) {
+template <int = 0>
+void check_operation_rules(const precision_overrides& o, const std::vector<std::string>& known) {
   for (std::size_t k = 0; k < o.rules.size(); ++k) {
     const layer_override& rule = o.rules[k];
     if (!detail::is_operation_selector(rule.selector)) continue;

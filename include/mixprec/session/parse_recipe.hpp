@@ -21,6 +21,9 @@
 // range of its field (1e999, 1e39 for a float field, 3.5 for an integer), NUL bytes, text over
 // 1 MiB, and the contradictions validate() refuses.  A bare flag (--autocast) means true; -0
 // reads as 0; max_scale also takes inf (a JSON string "inf").
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cctype>
@@ -44,7 +47,8 @@
 namespace mixprec {
 namespace detail {
 
-inline recipe named_recipe(std::string_view name) {
+template <int = 0>
+recipe named_recipe(std::string_view name) {
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == "fp32") return recipes::fp32();
@@ -190,7 +194,8 @@ void check_unique(const std::vector<std::pair<std::string, Value>>& pairs) {
   }
 }
 
-inline std::string json_name(const json_value& v) {
+template <int = 0>
+std::string json_name(const json_value& v) {
   if (v.type != json_value::kind::string) {
     recipe_fail("recipe (line " + std::to_string(v.line) + ", column " + std::to_string(v.column) + ") is " +
                 to_string(v.type) + "; allowed: a string, one of fp32, fp16, bf16, fp8, O0, O1, O2, O3");
@@ -217,7 +222,8 @@ void apply_values(recipe& r, const std::vector<std::pair<std::string, Value>>& p
 // the last layer's `recipe` key (a command line's over a file's); every other key then applies
 // layer by layer, so a later layer wins key by key.  A key twice in one layer is an error; only
 // the combination has to be valid (a file's fp16 without scaling, completed by --scaling dynamic).
-inline recipe apply_layers(std::initializer_list<const recipe_layer*> layers) {
+template <int = 0>
+recipe apply_layers(std::initializer_list<const recipe_layer*> layers) {
   recipe r;
   for (const recipe_layer* layer : layers) {
     in_layer(*layer, [&] {
@@ -246,13 +252,15 @@ inline recipe apply_layers(std::initializer_list<const recipe_layer*> layers) {
 
 inline bool is_key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-'; }
 
-inline std::string key_of(std::string_view raw) {
+template <int = 0>
+std::string key_of(std::string_view raw) {
   std::string key(raw);
   for (char& c : key) c = c == '-' ? '_' : c;
   return key;
 }
 
-inline recipe_layer key_values_layer(std::string_view text) {
+template <int = 0>
+recipe_layer key_values_layer(std::string_view text) {
   recipe_layer layer;
   auto& pairs = layer.text;
   const auto separator = [](char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
@@ -296,7 +304,8 @@ inline recipe_layer key_values_layer(std::string_view text) {
 // What a flag names: nothing of the recipe's, the base recipe, a boolean key, another key.
 enum class flag_kind { none, name, boolean, value };
 
-inline flag_kind kind_of_flag(const std::string& key) {
+template <int = 0>
+flag_kind kind_of_flag(const std::string& key) {
   if (key == "recipe") return flag_kind::name;
   flag_kind kind = flag_kind::none;
   const recipe defaults;
@@ -320,8 +329,9 @@ struct flag_scan {
 // true or false: `--autocast data.csv` leaves the program its file.  file_flag: --recipe-file is
 // a flag (main's arguments; never in text, which a file itself may hold).  prefix: the recipe's
 // flags are --<prefix><key> (known only).
-inline flag_scan scan_flags(const std::vector<std::string_view>& args, bool strict, bool file_flag,
-                            std::string_view prefix = {}) {
+template <int = 0>
+flag_scan scan_flags(const std::vector<std::string_view>& args, bool strict, bool file_flag,
+                     std::string_view prefix = {}) {
   flag_scan out;
   const std::string own = key_of(prefix);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -372,7 +382,8 @@ inline flag_scan scan_flags(const std::vector<std::string_view>& args, bool stri
   return out;
 }
 
-inline recipe_layer json_layer(std::string_view text) {
+template <int = 0>
+recipe_layer json_layer(std::string_view text) {
   json_value doc = parse_json(text);
   if (doc.type != json_value::kind::object) {
     recipe_fail(std::string("a JSON recipe is an object of keys; this one is ") + to_string(doc.type));
@@ -383,7 +394,8 @@ inline recipe_layer json_layer(std::string_view text) {
 }
 
 // Text in any of parse_recipe's forms as one layer.
-inline recipe_layer text_layer(std::string_view text) {
+template <int = 0>
+recipe_layer text_layer(std::string_view text) {
   if (text.size() > json_text_limit) {
     recipe_fail(std::to_string(text.size()) + " bytes of text, the limit is " + std::to_string(json_text_limit));
   }
@@ -417,7 +429,8 @@ inline recipe_layer text_layer(std::string_view text) {
 }
 
 // A file's text: at most json_text_limit + 1 bytes are read, so that text_layer names the limit.
-inline std::string read_recipe_file(const std::string& path) {
+template <int = 0>
+std::string read_recipe_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw recipe_error("recipe file '" + path + "' cannot be opened");
   std::string text(json_text_limit + 1, '\0');
@@ -427,8 +440,8 @@ inline std::string read_recipe_file(const std::string& path) {
   return text;
 }
 
-inline std::vector<std::string_view> main_arguments(const char* function, int argc, const char* const* argv,
-                                                    int first) {
+template <int = 0>
+std::vector<std::string_view> main_arguments(const char* function, int argc, const char* const* argv, int first) {
   if (first < 0) recipe_fail(std::string(function) + ": first is " + std::to_string(first) + "; allowed: >= 0");
   if (argv == nullptr && argc > first) {
     recipe_fail(std::string(function) + ": argv is null with argc = " + std::to_string(argc));
@@ -439,7 +452,8 @@ inline std::vector<std::string_view> main_arguments(const char* function, int ar
 }
 
 // The scanned flags over the --recipe-file's values, if one was given.
-inline recipe apply_scan(const flag_scan& scan) {
+template <int = 0>
+recipe apply_scan(const flag_scan& scan) {
   if (!scan.file) return apply_layers({&scan.flags});
   const std::string origin = "recipe file '" + *scan.file + "': ";
   const std::string text = read_recipe_file(*scan.file);
@@ -455,14 +469,16 @@ inline recipe apply_scan(const flag_scan& scan) {
 
 }  // namespace detail
 
-inline recipe parse_recipe(std::string_view text) {
+template <int = 0>
+recipe parse_recipe(std::string_view text) {
   const detail::recipe_layer layer = detail::text_layer(text);
   return detail::apply_layers({&layer});
 }
 
 // Flags from main's arguments, from argv[first] on; every argument must be a recipe flag
 // (--recipe-file PATH included: the file's values first, the other flags over them).
-inline recipe parse_recipe_args(int argc, const char* const* argv, int first = 1) {
+template <int = 0>
+recipe parse_recipe_args(int argc, const char* const* argv, int first = 1) {
   const auto args = detail::main_arguments("parse_recipe_args", argc, argv, first);
   return detail::apply_scan(detail::scan_flags(args, true, true));
 }
@@ -477,8 +493,8 @@ struct recipe_args {
 // ("amp-") the recipe's flags are --amp-precision, --amp-seed, --amp-recipe-file ..., so that a
 // program's own --seed stays the program's.  A recipe flag with a bad or missing value is an error
 // as in parse_recipe_args; an argument that is not the recipe's never is.
-inline recipe_args parse_known_recipe_args(int argc, const char* const* argv, int first = 1,
-                                           std::string_view prefix = {}) {
+template <int = 0>
+recipe_args parse_known_recipe_args(int argc, const char* const* argv, int first = 1, std::string_view prefix = {}) {
   const auto args = detail::main_arguments("parse_known_recipe_args", argc, argv, first);
   detail::flag_scan scan = detail::scan_flags(args, false, true, prefix);
   recipe_args out{detail::apply_scan(scan), std::move(scan.rest)};
@@ -486,7 +502,8 @@ inline recipe_args parse_known_recipe_args(int argc, const char* const* argv, in
 }
 
 // A recipe file: JSON, key=value text, flags or a name (as parse_recipe), at most 1 MiB.
-inline recipe parse_recipe_file(const std::string& path) {
+template <int = 0>
+recipe parse_recipe_file(const std::string& path) {
   const std::string text = detail::read_recipe_file(path);
   try {
     return parse_recipe(text);

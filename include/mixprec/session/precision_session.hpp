@@ -74,12 +74,20 @@ struct backward_context {
   std::size_t micro_batch = 0;
 };
 
-class precision_session {
+// precision_session is basic_precision_session<void>: a class template only so that a file
+// compiles the members it calls and no others (docs/design.md, "Compiled where called"); the
+// parameter means nothing else.
+template <class = void>
+class basic_precision_session;
+using precision_session = basic_precision_session<>;
+
+template <class>
+class basic_precision_session {
  public:
   using scaler_variant = std::variant<loss_scaler<no_scaling>, loss_scaler<static_scaling>,
                                       loss_scaler<dynamic_scaling>, loss_scaler<hysteresis_scaling>>;
 
-  explicit precision_session(const recipe& r, log_sink sink = {})
+  explicit basic_precision_session(const recipe& r, log_sink sink = {})
       : recipe_(checked(r)), scaler_(make_scaler(recipe_)), model_(storage_of(recipe_)), sink_(std::move(sink)) {
     masters_ = masters_of(recipe_);
     op_precisions_ = operation_precisions(recipe_.overrides);
@@ -751,12 +759,14 @@ class precision_session {
   std::size_t fp8_layers_ = 0;
 };
 
-inline void precision_session::check_replicas() {
+template <class Unused>
+void basic_precision_session<Unused>::check_replicas() {
   require_between_steps("check_replicas");
   compare_replicas();
 }
 
-inline void precision_session::compare_replicas() {
+template <class Unused>
+void basic_precision_session<Unused>::compare_replicas() {
   if (!group_) return;
   const std::size_t registered = model_.size(), user = masters_ ? masters_->size() : 0;
   std::vector<std::uint64_t> prints(registered + user);

@@ -25,6 +25,9 @@
 // one dequantisation per measured operand on the selected steps (about a quantise each); the
 // other steps run as without it.  The settings and the records are not part of the checkpoint:
 // they change no result.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <algorithm>
@@ -122,14 +125,16 @@ class quantization_collector {
 
 // {"step": 10, "layer": 0, "operand": "input", "precision": "mxfp8", "stats": {TE's names}}
 // (docs/schemas/quantization_statistics.schema.json).
-inline std::string to_json(const layer_quantization_record& r) {
+template <int = 0>
+std::string to_json(const layer_quantization_record& r) {
   return "{\"step\": " + std::to_string(r.step) + ", \"layer\": " + std::to_string(r.layer) +
          ", \"operand\": " + detail::json_string(to_string(r.operand)) +
          ", \"precision\": " + detail::json_string(to_string(r.precision)) + ", \"stats\": " + to_json(r.report) + "}";
 }
 
 // [record, ...]: an array of to_json(record).
-inline std::string to_json(const std::vector<layer_quantization_record>& records) {
+template <int = 0>
+std::string to_json(const std::vector<layer_quantization_record>& records) {
   std::string out = "[";
   for (std::size_t i = 0; i < records.size(); ++i) {
     if (i > 0) out += ", ";

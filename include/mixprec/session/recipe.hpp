@@ -24,6 +24,9 @@
 //
 // validate() throws recipe_error on options that contradict each other; the message names the
 // problem and what is allowed.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cmath>
@@ -199,7 +202,8 @@ namespace recipes {
 
 inline recipe fp32() { return recipe{}; }
 
-inline recipe fp16() {
+template <int = 0>
+recipe fp16() {
   recipe r;
   r.name = "fp16";
   r.precision = precision_mode::float16;
@@ -208,7 +212,8 @@ inline recipe fp16() {
   return r;
 }
 
-inline recipe bf16() {
+template <int = 0>
+recipe bf16() {
   recipe r;
   r.name = "bf16";
   r.precision = precision_mode::bfloat16;
@@ -216,7 +221,8 @@ inline recipe bf16() {
   return r;
 }
 
-inline recipe fp8() {
+template <int = 0>
+recipe fp8() {
   recipe r;
   r.name = "fp8";
   r.precision = precision_mode::float8;
@@ -227,7 +233,8 @@ inline recipe fp8() {
 
 // The block-scaled recipes: the linear layers of session_linear (session/linear.hpp) in blocks,
 // everything else in float32, no loss scaling (each block's scale follows its own values).
-inline recipe block_scaled(precision_mode p, const char* name) {
+template <int = 0>
+recipe block_scaled(precision_mode p, const char* name) {
   recipe r;
   r.name = name;
   r.precision = p;
@@ -240,7 +247,8 @@ inline recipe fp8_rowwise() { return block_scaled(precision_mode::fp8_rowwise, "
 inline recipe mxfp4() { return block_scaled(precision_mode::mxfp4, "mxfp4"); }
 
 // Apex O0: pure fp32, loss_scale 1.0.
-inline recipe O0() {
+template <int = 0>
+recipe O0() {
   recipe r;
   r.name = "O0";
   r.scaling = loss_scaling_mode::fixed;
@@ -248,14 +256,16 @@ inline recipe O0() {
 }
 
 // Apex O1: patch_torch_functions (autocast), fp32 model, dynamic loss scale.
-inline recipe O1() {
+template <int = 0>
+recipe O1() {
   recipe r = fp16();
   r.name = "O1";
   return r;
 }
 
 // Apex O2: model cast to fp16, batchnorm kept fp32, fp32 master weights, dynamic loss scale.
-inline recipe O2() {
+template <int = 0>
+recipe O2() {
   recipe r;
   r.name = "O2";
   r.precision = precision_mode::float16;
@@ -267,7 +277,8 @@ inline recipe O2() {
 }
 
 // Apex O3: pure fp16, no master weights, loss_scale 1.0.
-inline recipe O3() {
+template <int = 0>
+recipe O3() {
   recipe r;
   r.name = "O3";
   r.precision = precision_mode::float16;
@@ -294,7 +305,8 @@ void validate_as_recipe(const Policy& policy, const char* options) {
 }  // namespace detail
 
 // Throws recipe_error when the options cannot train together.
-inline void validate(const recipe& r) {
+template <int = 0>
+void validate(const recipe& r) {
   using detail::recipe_fail;
   const auto low = r.precision != precision_mode::float32;
   if (static_cast<unsigned>(r.precision) > static_cast<unsigned>(last_precision_mode)) {

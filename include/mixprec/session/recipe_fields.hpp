@@ -1,6 +1,9 @@
 // The keys of a recipe, one table for every text form (key=value, flags, JSON) and for writing a
 // recipe back as text: visit_recipe_fields(r, f) calls f(field_info, member) for each key, in
 // the order to_string(recipe) writes them.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cstddef>
@@ -33,7 +36,8 @@ constexpr enum_names<E> names_from(const std::pair<const char*, E> (&table)[N]) 
   return {table, N};
 }
 
-inline enum_names<precision_mode> names_of(precision_mode) {
+template <int = 0>
+enum_names<precision_mode> names_of(precision_mode) {
   static constexpr std::pair<const char*, precision_mode> table[] = {
       {"fp32", precision_mode::float32},  {"fp16", precision_mode::float16},
       {"bf16", precision_mode::bfloat16}, {"fp8", precision_mode::float8},
@@ -42,40 +46,47 @@ inline enum_names<precision_mode> names_of(precision_mode) {
       {"mxfp4", precision_mode::mxfp4}};
   return names_from(table);
 }
-inline enum_names<loss_scaling_mode> names_of(loss_scaling_mode) {
+template <int = 0>
+enum_names<loss_scaling_mode> names_of(loss_scaling_mode) {
   static constexpr std::pair<const char*, loss_scaling_mode> table[] = {{"none", loss_scaling_mode::none},
                                                                         {"static", loss_scaling_mode::fixed},
                                                                         {"dynamic", loss_scaling_mode::dynamic},
                                                                         {"hysteresis", loss_scaling_mode::hysteresis}};
   return names_from(table);
 }
-inline enum_names<hysteresis_scaling::rule_set> names_of(hysteresis_scaling::rule_set) {
+template <int = 0>
+enum_names<hysteresis_scaling::rule_set> names_of(hysteresis_scaling::rule_set) {
   static constexpr std::pair<const char*, hysteresis_scaling::rule_set> table[] = {
       {"megatron", hysteresis_scaling::rule_set::megatron}, {"deepspeed", hysteresis_scaling::rule_set::deepspeed}};
   return names_from(table);
 }
-inline enum_names<floor_action> names_of(floor_action) {
+template <int = 0>
+enum_names<floor_action> names_of(floor_action) {
   static constexpr std::pair<const char*, floor_action> table[] = {{"clamp", floor_action::clamp},
                                                                    {"throw_error", floor_action::throw_error}};
   return names_from(table);
 }
-inline enum_names<fp8_format> names_of(fp8_format) {
+template <int = 0>
+enum_names<fp8_format> names_of(fp8_format) {
   static constexpr std::pair<const char*, fp8_format> table[] = {
       {"hybrid", fp8_format::hybrid}, {"e4m3", fp8_format::e4m3}, {"e5m2", fp8_format::e5m2}};
   return names_from(table);
 }
-inline enum_names<mx_scale_sharing> names_of(mx_scale_sharing) {
+template <int = 0>
+enum_names<mx_scale_sharing> names_of(mx_scale_sharing) {
   static constexpr std::pair<const char*, mx_scale_sharing> table[] = {{"block", mx_scale_sharing::block},
                                                                        {"tile", mx_scale_sharing::tile}};
   return names_from(table);
 }
-inline enum_names<amax_algorithm> names_of(amax_algorithm) {
+template <int = 0>
+enum_names<amax_algorithm> names_of(amax_algorithm) {
   static constexpr std::pair<const char*, amax_algorithm> table[] = {{"max", amax_algorithm::max},
                                                                      {"most_recent", amax_algorithm::most_recent}};
   return names_from(table);
 }
 
-inline enum_names<rounding> names_of(rounding) {
+template <int = 0>
+enum_names<rounding> names_of(rounding) {
   static constexpr std::pair<const char*, rounding> table[] = {
       {"nearest_even", rounding::nearest_even}, {"nearest_away", rounding::nearest_away},
       {"toward_zero", rounding::toward_zero},   {"upward", rounding::upward},
@@ -85,7 +96,8 @@ inline enum_names<rounding> names_of(rounding) {
 }
 
 // The communication dtypes of the gradient all-reduce, in the recipe's words.
-inline enum_names<dtype> names_of(dtype) {
+template <int = 0>
+enum_names<dtype> names_of(dtype) {
   static constexpr std::pair<const char*, dtype> table[] = {{"fp32", dtype::float32},
                                                             {"bf16", dtype::bfloat16},
                                                             {"fp16", dtype::float16},
@@ -154,7 +166,8 @@ void visit_recipe_fields(R& r, F&& f) {
 }
 
 // Every key, for "allowed keys: ..." in messages.
-inline std::string recipe_keys() {
+template <int = 0>
+std::string recipe_keys() {
   std::string out = "recipe";
   const recipe r;
   visit_recipe_fields(r, [&](const field_info& info, const auto&) { out.append(", ").append(info.key); });
@@ -180,7 +193,8 @@ std::string field_text(const T& value) {
 
 // The recipe's settings as "key=value, ..." text, without its name: two recipes that train the
 // same way give the same text.  parse_recipe reads it back to an equal recipe.
-inline std::string settings_text(const recipe& r) {
+template <int = 0>
+std::string settings_text(const recipe& r) {
   std::string out;
   detail::visit_recipe_fields(r, [&](const detail::field_info& info, const auto& value) {
     out.append(out.empty() ? "" : ", ").append(info.key).append("=").append(detail::field_text(value));
@@ -189,8 +203,14 @@ inline std::string settings_text(const recipe& r) {
 }
 
 // "recipe=<name>, " followed by settings_text(r).
-inline std::string to_string(const recipe& r) { return "recipe=" + r.name + ", " + settings_text(r); }
+template <int = 0>
+std::string to_string(const recipe& r) {
+  return "recipe=" + r.name + ", " + settings_text(r);
+}
 
-inline bool same_settings(const recipe& a, const recipe& b) { return settings_text(a) == settings_text(b); }
+template <int = 0>
+bool same_settings(const recipe& a, const recipe& b) {
+  return settings_text(a) == settings_text(b);
+}
 
 }  // namespace mixprec

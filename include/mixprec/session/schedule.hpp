@@ -13,6 +13,9 @@
 // list gives each unit's changes in increasing order.  The fallback applies once, at the start of
 // the step after the fallback_after_skips-th skipped step in a row.  What a switch carries over
 // and what it starts afresh: precision_session::switch_recipe.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cstddef>
@@ -59,7 +62,8 @@ struct recipe_switch {
 // recipe_error for a schedule that cannot run: a change's recipe invalid, a negative count, a
 // unit's changes out of order (the later one could never apply in time), a negative
 // fallback_after_skips or an invalid fallback recipe.
-inline void validate(const precision_schedule& s) {
+template <int = 0>
+void validate(const precision_schedule& s) {
   std::int64_t last[2] = {-1, -1};
   for (std::size_t i = 0; i < s.changes.size(); ++i) {
     const recipe_change& c = s.changes[i];
@@ -95,7 +99,8 @@ inline void validate(const precision_schedule& s) {
 }
 
 // The schedule's identity in a checkpoint: every change and the fallback, with their settings.
-inline std::string schedule_text(const precision_schedule& s) {
+template <int = 0>
+std::string schedule_text(const precision_schedule& s) {
   std::string out;
   for (const recipe_change& c : s.changes) {
     out += std::string(to_string(c.unit)) + " " + std::to_string(c.at) + ": " + settings_text(c.next) + "; ";

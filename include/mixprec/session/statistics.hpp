@@ -1,5 +1,8 @@
 // What a training step returns, what a session counts per epoch and over the run, with the log
 // lines and the JSON that report them.
+//
+// Functions written `template <int = 0>` are compiled only in a file that calls them
+// (docs/design.md, "Compiled where called").
 #pragma once
 
 #include <cstddef>
@@ -73,7 +76,8 @@ struct session_statistics {
 };
 
 // {"total_steps": 10, "skipped_steps": 2, ...}: one flat object, the fields in order.
-inline std::string to_json(const session_statistics& s) {
+template <int = 0>
+std::string to_json(const session_statistics& s) {
   using detail::json_number;
   using detail::number_text;
   return "{\"total_steps\": " + number_text(s.total_steps) + ", \"skipped_steps\": " + number_text(s.skipped_steps) +
@@ -92,7 +96,8 @@ inline std::string to_json(const session_statistics& s) {
 namespace detail {
 
 // "32768.0": the scale as the log lines print it (one decimal).
-inline std::string scale_text(double scale) {
+template <int = 0>
+std::string scale_text(double scale) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.1f", scale);
   return buffer;
@@ -101,7 +106,8 @@ inline std::string scale_text(double scale) {
 // "[AMP Skip] Step 12 skipped, loss scale 65536.0 -> 32768.0: first non-finite gradient in
 // 'fc2.weight', element 517 (+inf)": the session's log line for a skipped step (steps count
 // from 1 over the run).
-inline std::string skip_line(std::int64_t step, const step_result& r, double next_scale) {
+template <int = 0>
+std::string skip_line(std::int64_t step, const step_result& r, double next_scale) {
   std::string line = "[AMP Skip] Step " + std::to_string(step) + " skipped, loss scale " + scale_text(r.scale) +
                      " -> " + scale_text(next_scale) + ": ";
   if (!r.culprit) return line + "the inf/NaN gradient was found by another process or a check made elsewhere";
@@ -110,7 +116,8 @@ inline std::string skip_line(std::int64_t step, const step_result& r, double nex
          std::to_string(r.culprit->element) + " (" + to_string(r.culprit->kind) + ")";
 }
 
-inline std::string epoch_line(const epoch_statistics& e) {
+template <int = 0>
+std::string epoch_line(const epoch_statistics& e) {
   char buffer[160];
   std::snprintf(buffer, sizeof buffer, "[AMP Epoch] Steps: %lld, Skipped: %lld (%.2f%%), Mean step: %.3f ms",
                 static_cast<long long>(e.steps), static_cast<long long>(e.skipped), 100.0 * e.overflow_rate(),

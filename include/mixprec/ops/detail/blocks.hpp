@@ -23,12 +23,14 @@ namespace mixprec::ops::detail {
 constexpr std::size_t block_elements = 1024;
 
 // Whether v's elements are one row-major array (element k of the row-major order at index k).
-inline bool is_flat(const matrix_view& v) noexcept {
+template <int = 0>
+bool is_flat(const matrix_view& v) noexcept {
   return (v.cols() <= 1 || v.col_stride() == 1) && (v.rows() <= 1 || v.row_stride() == v.cols());
 }
 
 // n elements of a flat view from row-major index `first`, as floats.
-inline void read_flat(const matrix_view& v, std::size_t first, std::size_t n, float* out) {
+template <int = 0>
+void read_flat(const matrix_view& v, std::size_t first, std::size_t n, float* out) {
   if (n == 0) return;
   visit_dtype(v.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -40,7 +42,8 @@ inline void read_flat(const matrix_view& v, std::size_t first, std::size_t n, fl
 using mixprec::detail::read_row_part;
 
 // n floats rounded once (nearest-even) into `out`'s elements from row-major index `first`.
-inline void write_flat(const float* values, std::size_t n, matrix& out, std::size_t first) {
+template <int = 0>
+void write_flat(const float* values, std::size_t n, matrix& out, std::size_t first) {
   if (n == 0) return;
   mixprec::detail::write_row_from_float(values, n, out.type(),
                                         static_cast<unsigned char*>(out.raw_data()) + first * size_of(out.type()),
@@ -50,7 +53,8 @@ inline void write_flat(const float* values, std::size_t n, matrix& out, std::siz
 // n floats rounded once (nearest-even) into dtype r, and those values written into a float32
 // `out` from row-major index `first` (exact: float32 holds every value of r), a block at a
 // time through the stack.
-inline void write_flat_through(const float* values, std::size_t n, dtype r, matrix& out, std::size_t first) {
+template <int = 0>
+void write_flat_through(const float* values, std::size_t n, dtype r, matrix& out, std::size_t first) {
   alignas(64) unsigned char codes[block_elements * sizeof(float)];
   float* target = out.data<float>() + first;
   for (std::size_t k = 0; k < n; k += block_elements) {

@@ -4,7 +4,8 @@
 
 namespace mixprec {
 
-inline void precision_session::switch_recipe(const recipe& next, const std::string& reason) {
+template <class Unused>
+void basic_precision_session<Unused>::switch_recipe(const recipe& next, const std::string& reason) {
   require_between_steps("switch_recipe");
   validate(next);
   if (same_settings(next, recipe_)) return;
@@ -54,7 +55,8 @@ inline void precision_session::switch_recipe(const recipe& next, const std::stri
   adopt_layer_table(std::move(table));
 }
 
-inline void precision_session::apply_schedule() {
+template <class Unused>
+void basic_precision_session<Unused>::apply_schedule() {
   require_between_steps("apply_schedule");
   if (!overrides_applied_) apply_overrides();
   while (next_change_ < schedule_.changes.size()) {
@@ -70,14 +72,16 @@ inline void precision_session::apply_schedule() {
   }
 }
 
-inline void precision_session::apply_overrides() {
+template <class Unused>
+void basic_precision_session<Unused>::apply_overrides() {
   require_between_steps("apply_overrides");
   std::vector<layer_precision> table = layer_table_of(recipe_);
   model_.set_overrides(storage_of(recipe_, table).overrides);
   adopt_layer_table(std::move(table));
 }
 
-inline void precision_session::adopt_layer_table(std::vector<layer_precision> table) {
+template <class Unused>
+void basic_precision_session<Unused>::adopt_layer_table(std::vector<layer_precision> table) {
   overridden_.resize(table.size(), false);
   bool changed = table.size() != layer_table_.size();
   for (const layer_precision& row : table) {

@@ -107,7 +107,8 @@ inline std::string first_difference(const std::string& saved, const std::string&
 
 }  // namespace detail
 
-inline std::vector<std::uint8_t> precision_session::save_state() const {
+template <class Unused>
+std::vector<std::uint8_t> basic_precision_session<Unused>::save_state() const {
   require_between_steps("save_state");
   detail::state_writer w;
   detail::begin_state_frame(w, detail::session_magic, detail::session_state_version);
@@ -149,7 +150,8 @@ inline std::vector<std::uint8_t> precision_session::save_state() const {
   return w.bytes;
 }
 
-inline void precision_session::load_state(const std::uint8_t* data, std::size_t size) {
+template <class Unused>
+void basic_precision_session<Unused>::load_state(const std::uint8_t* data, std::size_t size) {
   using detail::state_reader;
   require_between_steps("load_state");
   const auto fail = [](const std::string& what) { throw scaler_state_error("session state: " + what); };
@@ -294,7 +296,8 @@ inline void precision_session::load_state(const std::uint8_t* data, std::size_t 
   adopt_layer_table(std::move(table));
 }
 
-inline void precision_session::load(const std::string& path) {
+template <class Unused>
+void basic_precision_session<Unused>::load(const std::string& path) {
   // The largest valid state of this session, in any recipe of its schedule: the masters (4 + 2
   // bytes a value), the fp8 histories of the layers declared (the longest history of the
   // schedule's fp8 recipes), and a margin for the scalers and the settings.

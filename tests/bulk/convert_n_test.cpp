@@ -144,6 +144,32 @@ TEMPLATE_TEST_CASE("convert_n from float equals the scalar conversion for every 
   });
 }
 
+// convert_n(in, n, out) is an overload of its own that compiles the nearest-even kernels alone
+// (bulk/convert_n.hpp): it must give the scalar nearest-even conversion, as the general form does.
+TEMPLATE_TEST_CASE("convert_n(in, n, out) equals the scalar nearest-even conversion on every path", "[bulk]",
+                   MIXPREC_ALL_TYPES) {
+  const std::vector<float> input = mixed_inputs(400, 17);
+  std::vector<double> wide(input.begin(), input.end());
+  wide.push_back(1.0 + 0x1p-40);  // a double that rounds differently through float
+  on_every_path([&] {
+    for (std::size_t offset = 0; offset < 4; ++offset) {
+      for (std::size_t n :
+           {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{16}, std::size_t{33}, std::size_t{300}}) {
+        std::vector<TestType> out(n + 4), from_double(n + 4);
+        std::vector<bfloat16> narrowed(n + 4);
+        convert_n(input.data() + offset, n, out.data() + offset);
+        convert_n(wide.data() + offset, n, from_double.data() + offset);
+        convert_n(out.data() + offset, n, narrowed.data() + offset);  // minifloat to minifloat
+        for (std::size_t i = offset; i < offset + n; ++i) {
+          REQUIRE(out[i].bits() == convert<TestType>(input[i]).bits());
+          REQUIRE(from_double[i].bits() == convert<TestType>(wide[i]).bits());
+          REQUIRE(narrowed[i].bits() == convert<bfloat16>(out[i]).bits());
+        }
+      }
+    }
+  });
+}
+
 TEMPLATE_TEST_CASE("convert_n to float and double decodes every code exactly on every path", "[bulk]",
                    MIXPREC_ALL_TYPES) {
   on_every_path([] {
@@ -299,6 +325,10 @@ TEST_CASE("large conversions (streamed stores, several threads) equal the scalar
         for (std::size_t i = 1; i <= n; ++i) wrong += out[i].bits() != convert<float16>(input[i], r).bits() ? 1u : 0u;
         CHECK(wrong == 0);
       }
+      convert_n(input.data() + 1, n, out.data() + 1);  // the nearest-even form
+      std::size_t wrong = 0;
+      for (std::size_t i = 1; i <= n; ++i) wrong += out[i].bits() != convert<float16>(input[i]).bits() ? 1u : 0u;
+      CHECK(wrong == 0);
       CHECK(decoded_mismatches(out, n, back) == 0);
     });
   }

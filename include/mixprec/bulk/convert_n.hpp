@@ -117,9 +117,23 @@ void convert_stochastic_n_on(simd_path path, const float* in, std::size_t n, To*
 
 }  // namespace detail
 
+// convert_n(in, n, out) is convert_n(in, n, out, rounding::nearest_even): the same bits, but a file
+// that calls only this form compiles the nearest-even kernels alone, not the kernel of the other
+// modes and the subnormal-flushing path as well (docs/performance.md, "Compile time").  Under the
+// compiled mode it calls the general form, which mixprec::compiled holds.
 template <class From, class To>
-void convert_n(const From* in, std::size_t n, To* out, rounding r = rounding::nearest_even,
-               overflow o = overflow::non_finite, subnormals s = subnormals::keep) {
+void convert_n(const From* in, std::size_t n, To* out) {
+  detail::check_bulk_arguments("convert_n", in, n, out);
+#if defined(MIXPREC_COMPILED)
+  detail::convert_n_on(active_simd_path(), in, n, out, rounding::nearest_even, overflow::non_finite);
+#else
+  detail::convert_n_on(active_simd_path(), in, n, out, detail::nearest_even_only{}, overflow::non_finite);
+#endif
+}
+
+template <class From, class To>
+void convert_n(const From* in, std::size_t n, To* out, rounding r, overflow o = overflow::non_finite,
+               subnormals s = subnormals::keep) {
   detail::check_bulk_arguments("convert_n", in, n, out);
   detail::convert_n_on(active_simd_path(), in, n, out, r, o, s);
 }

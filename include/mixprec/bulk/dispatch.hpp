@@ -60,23 +60,28 @@ void convert_n_portable(const From* in, std::size_t n, To* out, overflow o) {
   for (std::size_t i = 0; i < n; ++i) out[i] = convert_value<To>(in[i], Mode, o, 0);
 }
 
-template <class From, class To>
-void convert_n_portable(const From* in, std::size_t n, To* out, rounding r, overflow o) {
-  switch (r) {
-    case rounding::nearest_even:
-      return convert_n_portable<round_mode::nearest_even>(in, n, out, o);
-    case rounding::nearest_away:
-      return convert_n_portable<round_mode::nearest_away>(in, n, out, o);
-    case rounding::toward_zero:
-      return convert_n_portable<round_mode::toward_zero>(in, n, out, o);
-    case rounding::upward:
-      return convert_n_portable<round_mode::upward>(in, n, out, o);
-    case rounding::downward:
-      return convert_n_portable<round_mode::downward>(in, n, out, o);
-    case rounding::to_odd:
-      return convert_n_portable<round_mode::to_odd>(in, n, out, o);
-    case rounding::nearest_zero:
-      return convert_n_portable<round_mode::nearest_zero>(in, n, out, o);
+template <class From, class To, class Rounding>
+void convert_n_portable(const From* in, std::size_t n, To* out, Rounding r, overflow o) {
+  if constexpr (!is_run_time_rounding<Rounding>) {
+    (void)r;
+    convert_n_portable<round_mode::nearest_even>(in, n, out, o);
+  } else {
+    switch (r) {
+      case rounding::nearest_even:
+        return convert_n_portable<round_mode::nearest_even>(in, n, out, o);
+      case rounding::nearest_away:
+        return convert_n_portable<round_mode::nearest_away>(in, n, out, o);
+      case rounding::toward_zero:
+        return convert_n_portable<round_mode::toward_zero>(in, n, out, o);
+      case rounding::upward:
+        return convert_n_portable<round_mode::upward>(in, n, out, o);
+      case rounding::downward:
+        return convert_n_portable<round_mode::downward>(in, n, out, o);
+      case rounding::to_odd:
+        return convert_n_portable<round_mode::to_odd>(in, n, out, o);
+      case rounding::nearest_zero:
+        return convert_n_portable<round_mode::nearest_zero>(in, n, out, o);
+    }
   }
 }
 
@@ -109,22 +114,26 @@ inline bool conversion_instructions_exact() noexcept {
 
 // float -> T on one kernel target: the instruction where one is exact for this type and mode,
 // else the generic kernel.
-template <class Target, class To>
-void encode_on(const float* in, std::size_t n, To* out, rounding r, overflow o, bool bf16_instruction, bool stream) {
+template <class Target, class To, class Rounding>
+void encode_on(const float* in, std::size_t n, To* out, Rounding r, overflow o, bool bf16_instruction, bool stream) {
   if constexpr (Target::operations::has_half_instructions &&
                 std::is_same<typename To::format, formats::float16>::value) {
     if (o == overflow::non_finite && conversion_instructions_exact()) {
-      switch (r) {
-        case rounding::nearest_even:
-          return Target::template encode_half_instruction<round_mode::nearest_even>(in, n, out, stream);
-        case rounding::toward_zero:
-          return Target::template encode_half_instruction<round_mode::toward_zero>(in, n, out, stream);
-        case rounding::upward:
-          return Target::template encode_half_instruction<round_mode::upward>(in, n, out, stream);
-        case rounding::downward:
-          return Target::template encode_half_instruction<round_mode::downward>(in, n, out, stream);
-        default:
-          break;
+      if constexpr (!is_run_time_rounding<Rounding>) {
+        return Target::template encode_half_instruction<round_mode::nearest_even>(in, n, out, stream);
+      } else {
+        switch (r) {
+          case rounding::nearest_even:
+            return Target::template encode_half_instruction<round_mode::nearest_even>(in, n, out, stream);
+          case rounding::toward_zero:
+            return Target::template encode_half_instruction<round_mode::toward_zero>(in, n, out, stream);
+          case rounding::upward:
+            return Target::template encode_half_instruction<round_mode::upward>(in, n, out, stream);
+          case rounding::downward:
+            return Target::template encode_half_instruction<round_mode::downward>(in, n, out, stream);
+          default:
+            break;
+        }
       }
     }
   }
@@ -174,8 +183,8 @@ inline std::size_t path_register_bytes(simd_path path) noexcept {
 
 // Runs float -> T or T -> float on the kernels of `path`; false if the scalar loop should (other
 // pairs of types).  With `stream`, out + 0 must be aligned to path_register_bytes(path).
-template <class From, class To>
-bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o, bool stream) {
+template <class From, class To, class Rounding>
+bool convert_n_vectorised(simd_path path, const From* in, std::size_t n, To* out, Rounding r, overflow o, bool stream) {
   constexpr bool encode = std::is_same<From, float>::value && has_float_kernels<To>();
   constexpr bool decode = std::is_same<To, float>::value && has_float_kernels<From>();
   if constexpr (encode || decode) {
@@ -249,9 +258,9 @@ inline void copy_floats(simd_path path, const float* in, std::size_t n, float* o
   }
 }
 
-// One thread's share of convert_n.
-template <class From, class To>
-void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o,
+// One thread's share of convert_n (r: a rounding, or nearest_even_only, special_codes.hpp).
+template <class From, class To, class Rounding>
+void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, Rounding r, overflow o,
                       bool large_output) {
   if constexpr (std::is_same<From, float>::value && std::is_same<To, float>::value) {
     (void)r, (void)large_output;
@@ -260,7 +269,7 @@ void convert_n_serial(simd_path path, const From* in, std::size_t n, To* out, ro
   // tfloat32 and other float-exponent formats in 32-bit codes: an integer loop (truncated_float.hpp).
   if constexpr (std::is_same<From, float>::value && is_wide_truncated_float<To>()) {
     (void)path, (void)large_output;
-    if (encode_truncated_float(in, n, out, r, o)) return;
+    if (encode_truncated_float(in, n, out, static_cast<rounding>(r), o)) return;
   } else if constexpr (std::is_same<To, float>::value && is_wide_truncated_float<From>()) {
     (void)path, (void)large_output, (void)r, (void)o;
     return decode_truncated_float(in, n, out);
@@ -323,8 +332,8 @@ std::size_t for_each_chunk(std::size_t n, Run run) {
 }
 
 // convert_n on a given path (which the caller has checked this CPU supports).
-template <class From, class To>
-void convert_n_on(simd_path path, const From* in, std::size_t n, To* out, rounding r, overflow o) {
+template <class From, class To, class Rounding>
+void convert_n_on(simd_path path, const From* in, std::size_t n, To* out, Rounding r, overflow o) {
   const bool large_output = n * sizeof(To) >= bulk_streaming_bytes;
   for_each_chunk(n, [&](std::size_t, std::size_t begin, std::size_t end) {
     convert_n_serial(path, in + begin, end - begin, out + begin, r, o, large_output);

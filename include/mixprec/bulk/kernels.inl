@@ -383,15 +383,19 @@ struct kernels {
 
   // float -> To under a rounding chosen at run time: nearest-even on its own kernel, the other
   // modes on one kernel that reads the mode (runtime_rounding).
-  template <class To, bool Scaled = false>
-  static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, rounding r, overflow o, bool stream,
+  // With r a nearest_even_only (special_codes.hpp), the nearest-even kernel alone is compiled.
+  template <class To, bool Scaled = false, class Rounding>
+  static std::uint32_t encode_from_float(const float* in, std::size_t n, To* out, Rounding r, overflow o, bool stream,
                                          float scale = 1.0f) {
-    if (r == rounding::nearest_even) {
-      return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
+    if constexpr (is_run_time_rounding<Rounding>) {
+      if (r != rounding::nearest_even) {
+        const round_mode mode = to_round_mode(r);
+        return encode_groups<To, Scaled>(in, n, out, stream, scale, runtime_lanes<To>{runtime_rounding::of(r), o},
+                                         [o, mode](float x) { return convert_value<To>(x, mode, o, 0); });
+      }
     }
-    const round_mode mode = to_round_mode(r);
-    return encode_groups<To, Scaled>(in, n, out, stream, scale, runtime_lanes<To>{runtime_rounding::of(r), o},
-                                     [o, mode](float x) { return convert_value<To>(x, mode, o, 0); });
+    (void)r;
+    return encode_from_float<To, round_mode::nearest_even, Scaled>(in, n, out, o, stream, scale);
   }
 
   // From -> float, exact.  Normal numbers re-bias their exponent; subnormals are

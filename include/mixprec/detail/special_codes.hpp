@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../format.hpp"
 #include "../rounding.hpp"
@@ -30,6 +31,15 @@ enum class round_mode : unsigned char {
 MIXPREC_HOST_DEVICE constexpr round_mode to_round_mode(rounding r) noexcept {
   return static_cast<round_mode>(static_cast<unsigned char>(r));
 }
+// The rounding argument of the bulk dispatch (bulk/dispatch.hpp, the kernels' encode_from_float):
+// a `rounding` chosen at run time, or nearest_even_only, nearest-even known at compile time, for
+// which the dispatch compiles the nearest-even kernels alone (convert_n(in, n, out): a file that
+// calls only that form does not compile the kernel of the other modes; docs/performance.md,
+// "Compile time").  nearest_even_only converts to rounding::nearest_even wherever a value is read.
+using nearest_even_only = std::integral_constant<rounding, rounding::nearest_even>;
+template <class Rounding>
+constexpr bool is_run_time_rounding = std::is_same<Rounding, rounding>::value;
+
 MIXPREC_HOST_DEVICE constexpr round_mode stochastic_mode(stochastic_rule rule) noexcept {
   return rule == stochastic_rule::equal_probability ? round_mode::stochastic_equal : round_mode::stochastic;
 }

@@ -18,16 +18,14 @@ LAZY = "template <int = 0>"
 
 
 def balanced_end(text, start):
-    """Index just past the bracket that closes text[start] ('(', '{', '[' or '<')."""
-    pairs = {"(": ")", "{": "}", "[": "]", "<": ">"}
-    stack = []
+    """Index just past the bracket that closes the one at text[start]."""
+    depth = 0
     for i in range(start, len(text)):
-        c = text[i]
-        if c in "({[":
-            stack.append(pairs[c])
-        elif c in ")}]":
-            stack.pop()
-            if not stack:
+        if text[i] in "({[":
+            depth += 1
+        elif text[i] in ")}]":
+            depth -= 1
+            if depth == 0:
                 return i + 1
     raise ValueError("unbalanced brackets in: " + text[start:start + 80])
 

@@ -13,6 +13,21 @@ constexpr std::size_t width = MIXPREC_STATISTICS_WIDTH;
 using float_vector = float __attribute__((vector_size(width * sizeof(float))));
 using count_vector = std::int32_t __attribute__((vector_size(width * sizeof(float))));
 
+// x, hidden from the optimiser: a product passed through it is rounded on its own, never fused
+// with the addition after it.  GCC contracts a multiply and an add into an FMA where the target
+// has one (-ffp-contract=fast, its default in GNU mode; Clang within an expression), and AVX-512F
+// brings FMA: without this the AVX-512 version's sums of squares differed from the others' in
+// the last bits.  A register operand ("v": any SSE/AVX register), so it costs no instruction.
+template <class T>
+inline T unfused(T x) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+v"(x));
+#elif defined(__GNUC__) || defined(__clang__)
+  __asm__("" : "+m"(x));
+#endif
+  return x;
+}
+
 // centre: a value near the block's mean (the previous block's mean), about which the deviations
 // are summed (the shifted-data variance: sum (x - c) and sum (x - c)^2 give the mean and the sum
 // of squares about it with little cancellation when c is near the mean, and the sum of x^2 for
@@ -56,7 +71,7 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
       const float_vector a = (float_vector)((count_vector)v & 0x7FFF'FFFF);
       const float_vector d = (float_vector)((count_vector)(v - centre) & valid);
       shifted[k] += d;
-      deviations[k] += d * d;
+      deviations[k] += unfused(d * d);
       l1[k] += a;
       low[k] = ((v < low[k]) & valid) ? v : low[k];
       high[k] = ((v > high[k]) & valid) ? v : high[k];
@@ -74,8 +89,8 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
         float_vector v, f;
         std::memcpy(&v, px + k * W, sizeof v);
         std::memcpy(&f, pf + k * W, sizeof f);
-        const float_vector e = f * scale_inv - v;
-        error[k] += e * e;
+        const float_vector e = unfused(f * scale_inv) - v;
+        error[k] += unfused(e * e);
         nonzero_q[k] -= f != zero;
         over[k] -= (v > bound) | (v < -bound);
       }
@@ -102,8 +117,8 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
     const double n = static_cast<double>(len), c = static_cast<double>(centre);
     p.mean = c + shift / n;
     p.m2 = std::max(0.0, m2 - shift * shift / n);
-    p.sum_squares = m2 + 2 * c * shift + n * c * c;  // sum (d + c)^2
-    p.nans = std::isnan(p.l1) ? 1 : 0;               // at least one; how many is not needed
+    p.sum_squares = m2 + unfused(2 * c * shift) + unfused(n * c * c);  // sum (d + c)^2
+    p.nans = std::isnan(p.l1) ? 1 : 0;                                 // at least one; how many is not needed
   }
   return p;
 }

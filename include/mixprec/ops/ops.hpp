@@ -19,3 +19,9 @@
 #include "normalization.hpp"
 #include "reduction.hpp"
 #include "softmax.hpp"
+
+// The compiled mode (linking mixprec::compiled defines MIXPREC_COMPILED): what the library holds
+// of the ops, session and dispatch code, declared extern so that this file does not compile it.
+#if defined(MIXPREC_COMPILED)
+#include "../compiled/where_called.hpp"
+#endif

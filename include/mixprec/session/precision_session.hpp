@@ -49,6 +49,7 @@
 #include "../scaling/clipping.hpp"
 #include "../scaling/loss_scaler.hpp"
 #include "capabilities.hpp"
+#include "detail/callable_ref.hpp"
 #include "../optim/adamw.hpp"
 #include "../optim/sgd.hpp"
 #include "master_weights.hpp"
@@ -318,69 +319,19 @@ class basic_precision_session {
   template <class Forward, class Backward, class Step>
   step_result train_step(Forward&& forward, Backward&& backward, const std::vector<gradient_view>& grads,
                          Step&& optimizer_step, int micro_batches = 0) {
-    if (micro_batches < 0 || micro_batches > recipe_accumulation_limit) {
-      throw invalid_argument("precision_session::train_step: micro_batches is " + std::to_string(micro_batches) +
-                             ", allowed: 0 (the recipe's accumulation_steps) to " +
-                             std::to_string(recipe_accumulation_limit));
-    }
-    require_between_steps("train_step");
-    apply_schedule();
-    const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
-    const step_guard guard(in_step_);
-    const auto start = std::chrono::steady_clock::now();
-    bool scale_changed = false;
-    const auto run = [&](auto& scaler) {
-      step_result r = run_step(scaler, forward, backward, grads, optimizer_step, k);
-      scale_changed = scaler.get_scale() != r.scale;  // the scaler that ran, whatever a callback toggled
-      return r;
-    };
-    step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (result.culprit && &grads == &views_) result.parameter = model_.at(result.culprit->view).name();
-    for (epoch_statistics* e : {&epoch_, &total_}) {
-      ++e->steps;
-      e->skipped += result.skipped ? 1 : 0;
-      e->seconds += seconds;
-      e->scale_changes += scale_changed ? 1 : 0;
-    }
-    consecutive_skips_ = result.skipped ? consecutive_skips_ + 1 : 0;
-    if (result.skipped) log(detail::skip_line(total_.steps, result, get_scale()));
-    if (group_ && recipe_.weight_check_interval > 0 && total_.steps % recipe_.weight_check_interval == 0) {
-      compare_replicas();
-    }
-    return result;
+    auto forward_loss = [&](std::size_t micro) { return call_forward(forward, micro); };
+    auto backward_pass = [&](const backward_context& c) { call_backward(backward, c); };
+    auto step = [&] { optimizer_step(); };
+    return train_step_with(forward_loss, backward_pass, grads, step, micro_batches);
   }
 
   // One optimizer step of the registered parameters with the session's optimizer: the
   // gradient buffers are zeroed first; backward fills them through accumulate_gradient.
   template <class Forward, class Backward>
   step_result train_step(Forward&& forward, Backward&& backward, int micro_batches = 0) {
-    if (model_.size() == 0) {
-      throw invalid_argument(
-          "precision_session::train_step: no parameters registered; call add_parameter() for each model parameter, "
-          "or pass gradients and an optimizer step to the five-argument train_step");
-    }
-    if (std::holds_alternative<std::monostate>(optimizer_)) {
-      throw invalid_argument(
-          "precision_session::train_step: no optimizer; call use_optimizer(optim::sgd(...)) or "
-          "use_optimizer(optim::adamw(...)) first");
-    }
-    require_between_steps("train_step");
-    apply_schedule();  // before the views: a switch re-stores the parameters
-    model_.zero_gradients();
-    if (views_.size() != model_.size()) views_ = model_.gradient_views();
-    return train_step(
-        std::forward<Forward>(forward), std::forward<Backward>(backward), views_,
-        [&] {
-          std::visit(
-              [&](auto& o) {
-                if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
-                  model_.update([&](std::size_t i, float* w, const float* g, std::size_t n) { o.step(i, w, g, n); });
-                }
-              },
-              optimizer_);
-        },
-        micro_batches);
+    auto forward_loss = [&](std::size_t micro) { return call_forward(forward, micro); };
+    auto backward_pass = [&](const backward_context& c) { call_backward(backward, c); };
+    return train_registered_with(forward_loss, backward_pass, micro_batches);
   }
 
   const epoch_statistics& epoch() const noexcept { return epoch_; }
@@ -637,18 +588,40 @@ class basic_precision_session {
     }
   }
 
+  // train_step's callbacks, in the forms it accepts: forward() or forward(micro_batch) returning
+  // the loss; backward(const backward_context&), backward(scaled_loss, micro_batch) or
+  // backward(scaled_loss).
   template <class Forward>
-  float call_forward(Forward& forward, std::size_t micro) {
+  static float call_forward(Forward& forward, std::size_t micro) {
     if constexpr (std::is_invocable<Forward&, std::size_t>::value) {
       return static_cast<float>(forward(micro));
     } else {
       return static_cast<float>(forward());
     }
   }
+  template <class Backward>
+  static void call_backward(Backward& backward, const backward_context& c) {
+    if constexpr (std::is_invocable<Backward&, const backward_context&>::value) {
+      backward(c);
+    } else if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
+      backward(c.scaled_loss, c.micro_batch);
+    } else {
+      backward(c.scaled_loss);
+    }
+  }
 
-  template <class Scaler, class Forward, class Backward, class Step>
-  step_result run_step(Scaler& scaler, Forward& forward, Backward& backward, const std::vector<gradient_view>& grads,
-                       Step& optimizer_step, int k) {
+  // The bodies of the two train_steps, compiled once whatever callbacks a program passes (they
+  // are not templates: mixprec::compiled holds them, docs/design.md "Compiled mode").
+  using forward_ref = detail::callable_ref<float(std::size_t)>;
+  using backward_ref = detail::callable_ref<void(const backward_context&)>;
+  using step_ref = detail::callable_ref<void()>;
+  step_result train_step_with(forward_ref forward, backward_ref backward, const std::vector<gradient_view>& grads,
+                              step_ref optimizer_step, int micro_batches);
+  step_result train_registered_with(forward_ref forward, backward_ref backward, int micro_batches);
+
+  template <class Scaler>
+  step_result run_step(Scaler& scaler, forward_ref forward, backward_ref backward,
+                       const std::vector<gradient_view>& grads, step_ref optimizer_step, int k) {
     step_result r;
     r.scale = scaler.get_scale();
     const dtype compute = autocast_dtype();
@@ -666,15 +639,9 @@ class basic_precision_session {
       } else if (compute != dtype::float32) {
         scope.emplace(compute);
       }
-      const float loss = call_forward(forward, micro);
+      const float loss = forward(micro);
       loss_sum += static_cast<double>(loss);
-      if constexpr (std::is_invocable<Backward&, const backward_context&>::value) {
-        backward(backward_context{scaler.get_scale(), scaler.scale(loss), micro});
-      } else if constexpr (std::is_invocable<Backward&, float, std::size_t>::value) {
-        backward(scaler.scale(loss), micro);
-      } else {
-        backward(scaler.scale(loss));
-      }
+      backward(backward_context{scaler.get_scale(), scaler.scale(loss), micro});
     }
     r.loss = static_cast<float>(loss_sum / k);
     // Data parallelism: the mean of the ranks' scaled gradients, before the unscale checks them
@@ -758,6 +725,72 @@ class basic_precision_session {
   std::int64_t retired_overflows_ = 0;
   std::size_t fp8_layers_ = 0;
 };
+
+template <class Unused>
+step_result basic_precision_session<Unused>::train_step_with(forward_ref forward, backward_ref backward,
+                                                             const std::vector<gradient_view>& grads,
+                                                             step_ref optimizer_step, int micro_batches) {
+  if (micro_batches < 0 || micro_batches > recipe_accumulation_limit) {
+    throw invalid_argument("precision_session::train_step: micro_batches is " + std::to_string(micro_batches) +
+                           ", allowed: 0 (the recipe's accumulation_steps) to " +
+                           std::to_string(recipe_accumulation_limit));
+  }
+  require_between_steps("train_step");
+  apply_schedule();
+  const int k = micro_batches > 0 ? micro_batches : recipe_.accumulation_steps;
+  const step_guard guard(in_step_);
+  const auto start = std::chrono::steady_clock::now();
+  bool scale_changed = false;
+  const auto run = [&](auto& scaler) {
+    step_result r = run_step(scaler, forward, backward, grads, optimizer_step, k);
+    scale_changed = scaler.get_scale() != r.scale;  // the scaler that ran, whatever a callback toggled
+    return r;
+  };
+  step_result result = enabled_ ? std::visit(run, scaler_) : run(fp32_scaler_);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result.culprit && &grads == &views_) result.parameter = model_.at(result.culprit->view).name();
+  for (epoch_statistics* e : {&epoch_, &total_}) {
+    ++e->steps;
+    e->skipped += result.skipped ? 1 : 0;
+    e->seconds += seconds;
+    e->scale_changes += scale_changed ? 1 : 0;
+  }
+  consecutive_skips_ = result.skipped ? consecutive_skips_ + 1 : 0;
+  if (result.skipped) log(detail::skip_line(total_.steps, result, get_scale()));
+  if (group_ && recipe_.weight_check_interval > 0 && total_.steps % recipe_.weight_check_interval == 0) {
+    compare_replicas();
+  }
+  return result;
+}
+
+template <class Unused>
+step_result basic_precision_session<Unused>::train_registered_with(forward_ref forward, backward_ref backward,
+                                                                   int micro_batches) {
+  if (model_.size() == 0) {
+    throw invalid_argument(
+        "precision_session::train_step: no parameters registered; call add_parameter() for each model parameter, "
+        "or pass gradients and an optimizer step to the five-argument train_step");
+  }
+  if (std::holds_alternative<std::monostate>(optimizer_)) {
+    throw invalid_argument(
+        "precision_session::train_step: no optimizer; call use_optimizer(optim::sgd(...)) or "
+        "use_optimizer(optim::adamw(...)) first");
+  }
+  require_between_steps("train_step");
+  apply_schedule();  // before the views: a switch re-stores the parameters
+  model_.zero_gradients();
+  if (views_.size() != model_.size()) views_ = model_.gradient_views();
+  auto step = [&] {
+    std::visit(
+        [&](auto& o) {
+          if constexpr (!std::is_same<std::decay_t<decltype(o)>, std::monostate>::value) {
+            model_.update([&](std::size_t i, float* w, const float* g, std::size_t n) { o.step(i, w, g, n); });
+          }
+        },
+        optimizer_);
+  };
+  return train_step_with(forward, backward, views_, step, micro_batches);
+}
 
 template <class Unused>
 void basic_precision_session<Unused>::check_replicas() {

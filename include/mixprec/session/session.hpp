@@ -16,3 +16,9 @@
 #include "recipe_fields.hpp"
 #include "schedule.hpp"
 #include "statistics.hpp"
+
+// The compiled mode (linking mixprec::compiled defines MIXPREC_COMPILED): what the library holds
+// of the ops, session and dispatch code, declared extern so that this file does not compile it.
+#if defined(MIXPREC_COMPILED)
+#include "../compiled/where_called.hpp"
+#endif

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Writes a C++ file that explicitly instantiates everything the headers compile only where called.
+"""Writes include/mixprec/compiled/where_called.hpp: everything the headers compile only where called.
 
 docs/design.md ("Compiled where called"): functions written `template <int = 0>` and the class
-templates behind `using X = basic_X<>;` are compiled only in a file that calls them, so a body
-that no test calls would never be compiled at all.  The file this script writes instantiates
-each of them (an explicit instantiation definition compiles the whole body, every member of a
-class), and the build compiles it: a body that does not compile fails the build.  The list is
-read from the headers on every build, so a new function is checked without anyone adding it.
+templates behind `using X = basic_X<>;` are compiled only in a file that calls them.  The header
+this script writes names each of them as an explicit instantiation, in three parts (ops/,
+session/, the rest): declarations (`extern template`) for the users of mixprec::compiled, whose
+files then compile none of those bodies, and definitions of part N in src/compiled/where_called_N.cpp,
+which builds every body once (so a body that does not compile fails the build, whether or not a
+test calls it).  The list is read from the headers, so a new function needs no one to add it.
 
-    compiled_where_called.py <include dir> <output .cpp>
+    scripts/where_called.py           rewrite the header
+    scripts/where_called.py --check   exit 1 if the header is not what the headers give (CI)
 """
 import re
 import sys
@@ -102,16 +104,17 @@ def declarations(path):
     return functions, classes
 
 
-def main():
-    include, output = Path(sys.argv[1]), Path(sys.argv[2])
-    out = [
-        "// Written by tests/headers/compiled_where_called.py: every function and class the headers",
-        "// compile only where called, instantiated so that the build compiles each body.",
-        "#include <mixprec/mixprec.hpp>",
-        "#include <mixprec/session/linear.hpp>",
-        "",
-    ]
-    count = 0
+PARTS = {"ops": 1, "session": 2}  # every other folder: part 3
+PART_COUNT = 3
+
+
+def part_of(rel):
+    return PARTS.get(rel.parts[0], 3) if len(rel.parts) > 1 else 3
+
+
+def header_text(include):
+    entries = {part: [] for part in range(1, PART_COUNT + 1)}
+    headers = set()
     for path in sorted(include.rglob("*.hpp")) + sorted(include.rglob("*.inl")):
         text = path.read_text()
         if LAZY not in text and "= basic_" not in text:
@@ -119,18 +122,60 @@ def main():
         functions, classes = declarations(path)
         written = len(re.findall(r"^\s*" + re.escape(LAZY), text, flags=re.M))
         if written != len(functions):
-            sys.exit(f"compiled_where_called.py: {path} writes {LAZY} {written} times, {len(functions)} read")
+            sys.exit(f"where_called.py: {path} writes {LAZY} {written} times, {len(functions)} read")
+        if not functions and not classes:
+            continue
+        if path.suffix != ".hpp":
+            sys.exit(f"where_called.py: {path}: keep {LAZY} functions in headers, not in .inl files")
         rel = path.relative_to(include)
+        headers.add(rel)
+        part = part_of(rel)
         for namespace, declaration in functions:
-            out.append(f"namespace {namespace} {{ template {declaration}; }}  // {rel}")
-            count += 1
+            entries[part].append(f"namespace {namespace} {{ MIXPREC_WHERE_CALLED_{part} {declaration}; }}")
         for namespace, cls in classes:
-            out.append(f"namespace {namespace} {{ template class {cls}<void>; }}  // {rel}")
-            count += 1
-    if count == 0:
-        sys.exit("compiled_where_called.py: found nothing to instantiate under " + str(include))
-    out.append("")
-    output.write_text("\n".join(out))
+            entries[part].append(f"namespace {namespace} {{ MIXPREC_WHERE_CALLED_{part} class {cls}<void>; }}")
+    if not headers:
+        sys.exit("where_called.py: found nothing compiled only where called under " + str(include))
+    out = [
+        "// Written by scripts/where_called.py from the headers; do not edit (CI checks that it is",
+        "// current).  Everything the headers compile only where called (docs/design.md): declared",
+        "// `extern template` where MIXPREC_COMPILED is defined (the users of mixprec::compiled, whose",
+        "// files then compile none of these bodies); src/compiled/where_called_N.cpp defines part N",
+        "// (MIXPREC_WHERE_CALLED_DEFINES=N) and sees the other parts as extern.",
+        "// clang-format off",
+        "#pragma once",
+        "",
+    ]
+    out += [f'#include "../{rel.as_posix()}"' for rel in sorted(headers)]
+    for part in range(1, PART_COUNT + 1):
+        out += [
+            "",
+            f"#if defined(MIXPREC_WHERE_CALLED_DEFINES) && MIXPREC_WHERE_CALLED_DEFINES == {part}",
+            f"#define MIXPREC_WHERE_CALLED_{part} template",
+            "#else",
+            f"#define MIXPREC_WHERE_CALLED_{part} extern template",
+            "#endif",
+        ]
+        out += entries[part]
+        out.append(f"#undef MIXPREC_WHERE_CALLED_{part}")
+    out.append("// clang-format on")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    check = sys.argv[1:] == ["--check"]
+    if sys.argv[1:] and not check:
+        sys.exit("usage: scripts/where_called.py [--check]")
+    root = Path(__file__).resolve().parent.parent
+    include = root / "include"
+    target = include / "mixprec" / "compiled" / "where_called.hpp"
+    text = header_text(include / "mixprec")
+    if check:
+        if not target.exists() or target.read_text() != text:
+            sys.exit(f"{target} is not current: run scripts/where_called.py and commit the result")
+        return
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(text)
 
 
 if __name__ == "__main__":

@@ -101,7 +101,12 @@ auto measured_fp8(delayed_scaler& scaler, std::initializer_list<std::size_t> ten
     delayed_scaler& scaler;
     std::vector<std::pair<std::size_t, std::int64_t>> every;
     ~restore() {
-      for (const auto& [tensor, n] : every) scaler.collect_statistics(tensor, n);
+      // The settings were read from this scaler, so they are in range and its vectors are
+      // sized: collect_statistics cannot throw here, and a destructor must not let it.
+      try {
+        for (const auto& [tensor, n] : every) scaler.collect_statistics(tensor, n);
+      } catch (...) {
+      }
     }
   } saved{scaler, {}};
   for (const std::size_t t : tensors) {

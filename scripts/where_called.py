@@ -63,11 +63,29 @@ def without_defaults(params):
     return "".join(out)
 
 
-def declarations(path):
-    """(namespace, class or '', declaration without body or defaults) for each lazy function,
-    and (namespace, class template) for each `using X = basic_X<>;`."""
+# Function templates over element formats: the instantiations the session's recipes use
+# (session/linear.hpp: mxfp8, mxfp4, fp8_block), which a program that calls these ops itself
+# (examples/train_digits) most likely uses too.  Every overload of the name in the header is
+# instantiated with each argument list.
+FORMAT_INSTANTIATIONS = {
+    "ops/mx_linear.hpp": {
+        "mx_linear": ["float8_e4m3fn", "float4_e2m1fn"],
+        "mx_linear_backward": ["float8_e5m2, float8_e4m3fn", "float4_e2m1fn, float4_e2m1fn"],
+    },
+    "ops/fp8_block_linear.hpp": {
+        "fp8_block_linear": ["float8_e4m3fn"],
+        "fp8_block_linear_backward": ["float8_e4m3fn, float8_e4m3fn"],
+    },
+}
+
+
+def declarations(path, formats=None):
+    """(namespace, class or '', declaration without body or defaults) for each lazy function and
+    each instantiation `formats` asks for ({name: [template argument lists]}), and
+    (namespace, class template) for each `using X = basic_X<>;`."""
     lines = path.read_text().split("\n")
     namespaces, functions, classes = [], [], []
+    formats = formats or {}
     for i, line in enumerate(lines):
         m = re.match(r"^namespace ([\w:]+) \{", line)
         if m:
@@ -80,7 +98,8 @@ def declarations(path):
         if m:
             classes.append(("::".join(namespaces), m.group(1)))
             continue
-        if not re.match(r"^\s*" + re.escape(LAZY) + r"\s*(//.*)?$", line):
+        lazy = re.match(r"^\s*" + re.escape(LAZY) + r"\s*(//.*)?$", line)
+        if not lazy and not (formats and re.match(r"^template <(class|typename) ", line)):
             continue
         text = " ".join(l.split("//")[0].strip() for l in lines[i + 1:i + 40])
         open_paren = text.index("(")
@@ -100,7 +119,10 @@ def declarations(path):
         result = head[: -len(name)].strip()
         qualified = (cls + "::" if cls else "") + name
         params = without_defaults(text[open_paren:close_paren])
-        functions.append(("::".join(namespaces), f"{result} {qualified}{params} {qualifiers}".strip()))
+        if lazy:
+            functions.append(("::".join(namespaces), f"{result} {qualified}{params} {qualifiers}".strip()))
+        for arguments in formats.get(name, []):
+            functions.append(("::".join(namespaces), f"{result} {qualified}<{arguments}>{params}".strip()))
     return functions, classes
 
 
@@ -117,17 +139,19 @@ def header_text(include):
     headers = set()
     for path in sorted(include.rglob("*.hpp")) + sorted(include.rglob("*.inl")):
         text = path.read_text()
-        if LAZY not in text and "= basic_" not in text:
+        if LAZY not in text and "= basic_" not in text and path.relative_to(include).as_posix() not in FORMAT_INSTANTIATIONS:
             continue
-        functions, classes = declarations(path)
+        rel = path.relative_to(include)
+        formats = FORMAT_INSTANTIATIONS.get(rel.as_posix(), {})
+        functions, classes = declarations(path, formats)
         written = len(re.findall(r"^\s*" + re.escape(LAZY), text, flags=re.M))
-        if written != len(functions):
+        if written + sum(len(v) * len(re.findall(r"^\w.* " + k + r"\(", text, flags=re.M))
+                         for k, v in formats.items()) != len(functions):
             sys.exit(f"where_called.py: {path} writes {LAZY} {written} times, {len(functions)} read")
         if not functions and not classes:
             continue
         if path.suffix != ".hpp":
             sys.exit(f"where_called.py: {path}: keep {LAZY} functions in headers, not in .inl files")
-        rel = path.relative_to(include)
         headers.add(rel)
         part = part_of(rel)
         for namespace, declaration in functions:

@@ -13,8 +13,10 @@
 #include "../ops/activation.hpp"
 #include "../ops/detail/blocks.hpp"
 #include "../ops/elementwise.hpp"
+#include "../ops/fp8_block_linear.hpp"
 #include "../ops/fp8_linear.hpp"
 #include "../ops/linear.hpp"
+#include "../ops/mx_linear.hpp"
 #include "../ops/normalization.hpp"
 #include "../ops/nvfp4_linear.hpp"
 #include "../ops/operand.hpp"
@@ -54,6 +56,8 @@ namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix add(const operand& a, con
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix sub(const operand& a, const operand& b); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix mul(const operand& a, const operand& b); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix div(const operand& a, const operand& b); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix fp8_block_linear<float8_e4m3fn>(const operand& x, const operand& weight, const operand& bias, const fp8_block_linear_options& o); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads fp8_block_linear_backward<float8_e4m3fn, float8_e4m3fn>(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, const fp8_block_linear_options& o); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 bool has_precision_override(const operand& x); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 fp8_operand quantize_fp8(delayed_scaler& scaler, std::size_t tensor, const matrix_view& x); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 void fp8_product(const fp8_operand& a, transpose ta, const fp8_operand& b, transpose tb, float beta, float* c); }
@@ -69,6 +73,14 @@ namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix matmul(const operand& a, 
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix linear(const operand& x, const operand& weight, const operand& bias); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matmul_grads matmul_backward(const operand& grad_out, const operand& a, const operand& b); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads linear_backward(const operand& grad_out, const operand& x, const operand& weight, const operand& bias); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix mx_linear<float8_e4m3fn>(const operand& x, const operand& weight, const operand& bias, const mx_linear_options& options); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix mx_linear<float4_e2m1fn>(const operand& x, const operand& weight, const operand& bias, const mx_linear_options& options); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix mx_linear<float8_e4m3fn>(const operand& x, const operand& weight, const operand& bias, mx_scale_rule rule); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix mx_linear<float4_e2m1fn>(const operand& x, const operand& weight, const operand& bias, mx_scale_rule rule); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads mx_linear_backward<float8_e5m2, float8_e4m3fn>(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, const mx_linear_options& options); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, const mx_linear_options& options); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads mx_linear_backward<float8_e5m2, float8_e4m3fn>(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, mx_scale_rule rule); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, mx_scale_rule rule); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 void check_affine(const char* op, const matrix_view& x, const matrix_view& p, const char* name); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 row_statistics layer_statistics(const float* xs, std::size_t rows, std::size_t cols, double eps); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 matrix layer_norm_into(const operand& x, const operand& gamma, const operand& beta, double eps, dtype r); }

@@ -32,9 +32,3 @@
 #include "scaling/scaling.hpp"
 #include "session/session.hpp"
 #include "types.hpp"
-
-// The compiled mode (linking mixprec::compiled defines MIXPREC_COMPILED): what the library holds
-// of the ops, session and dispatch code, declared extern so that this file does not compile it.
-#if defined(MIXPREC_COMPILED)
-#include "compiled/where_called.hpp"
-#endif

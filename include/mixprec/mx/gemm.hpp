@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -109,8 +110,82 @@ class mx_source final : public panel_source {
       transpose(lines, max_read_depth, count, depth, out + r0, rows, path);
     }
   }
+  // bf16 codes straight from the element codes (the source's cheap order is m's own: lines of m
+  // along rows or columns, blocks along each line): a table gives each code's bf16 code and the
+  // block's scale 2^(s - 127) adds s - 127 to the exponent fields.  A block where that does not
+  // give the float product's bits (a scaled value outside bf16's normal range, inf or NaN in it,
+  // the NaN scale) is read as floats instead, as read() reads it.
+  bool read_bfloat16(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, std::uint16_t* out,
+                     std::size_t ld, simd_path path) const override {
+    if constexpr (has_bfloat16_table<T>()) {
+      if (!exact_) return false;
+      const bool along_rows = rows_contiguous();  // lines are k, positions the rows; else the reverse
+      const std::size_t line0 = along_rows ? k : row, lines = along_rows ? depth : rows;
+      const std::size_t position0 = along_rows ? row : k, positions = along_rows ? rows : depth;
+      const std::size_t first_block = position0 / mx_block_size;
+      const std::size_t blocks = (position0 + positions + mx_block_size - 1) / mx_block_size - first_block;
+      for (std::size_t line = 0; line < lines; ++line) {
+        if (line + prefetch_distance < lines) {  // a line's blocks are adjacent (mx/matrix.hpp)
+          const std::size_t ahead = m_.block_index_unchecked(line0 + line + prefetch_distance, first_block);
+          prefetch_run(m_.block_data(ahead), blocks * mx_matrix<T>::block_bytes);
+        }
+        decode_line(line0 + line, position0, positions, out + line * ld, path);
+      }
+      return true;
+    } else {
+      return panel_source::read_bfloat16(row, rows, k, depth, out, ld, path);
+    }
+  }
 
  private:
+  // out[p - position0] = bf16 code of m's element at (line, p), p in [position0, position0 + positions).
+  void decode_line(std::size_t line, std::size_t position0, std::size_t positions, std::uint16_t* out,
+                   simd_path path) const {
+    constexpr std::size_t group = 16;  // blocks decoded at once
+    alignas(64) unsigned char codes[group * mx_block_size];
+    alignas(64) std::uint16_t words[group * mx_block_size];
+    int deltas[group];
+    bool failed[group];
+    const std::uint16_t* table = bfloat16_code_table<T>();
+    const std::size_t end = position0 + positions;
+    for (std::size_t j0 = position0 / mx_block_size; j0 * mx_block_size < end; j0 += group) {
+      std::size_t blocks = 0;
+      bool nan_scale[group];
+      for (; blocks < group && (j0 + blocks) * mx_block_size < end; ++blocks) {
+        const std::size_t index = m_.block_index_unchecked(line, j0 + blocks);
+        if constexpr (mx_element<T>::bits != 8) {
+          unpack_codes<mx_element<T>::bits>(m_.block_data(index), mx_block_size, codes + blocks * mx_block_size);
+        }
+        const int scale_code = m_.scales()[index].bits();
+        deltas[blocks] = scale_code - static_cast<int>(mx_unit_scale_code);
+        nan_scale[blocks] = scale_code == 255;
+      }
+      // A line's blocks are adjacent (mx/matrix.hpp), and 8-bit codes are stored as they are.
+      const unsigned char* line_codes =
+          mx_element<T>::bits == 8 ? m_.block_data(m_.block_index_unchecked(line, j0)) : codes;
+      // Whole blocks go straight to out; a group with a part of a block goes through words.
+      const bool whole = position0 % mx_block_size == 0 && (j0 + blocks) * mx_block_size <= end;
+      std::uint16_t* const target = whole ? out + (j0 * mx_block_size - position0) : words;
+      lookup_scaled_blocks(line_codes, blocks, deltas, table, target, failed, path);
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t start = (j0 + b) * mx_block_size;
+        const std::size_t first = std::max(position0, start), last = std::min(end, start + mx_block_size);
+        if (failed[b] || nan_scale[b]) {
+          float values[mx_block_size];
+          const bool by_rows = m_.axis() == mx_axis::rows;
+          mx_dequantize_region(m_, by_rows ? line : first, by_rows ? 1 : last - first, by_rows ? first : line,
+                               by_rows ? last - first : 1, values, by_rows ? last - first : 1);
+          for (std::size_t p = first; p < last; ++p) {
+            out[p - position0] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(values[p - first]) >> 16);
+          }
+        } else if (!whole) {
+          std::copy(words + b * mx_block_size + (first - start), words + b * mx_block_size + (last - start),
+                    out + (first - position0));
+        }
+      }
+    }
+  }
+
   const mx_matrix<T>& m_;
   bool swapped_;
   bool exact_ = false;

@@ -90,6 +90,63 @@ void pair_codes(const std::uint16_t* low, const std::uint16_t* high, std::size_t
   }
 }
 
+// 16-bit words by byte code from a 256-entry table held in eight registers: vpermi2w looks up
+// 64 entries (two registers) by a code's low 6 bits, and its top two bits choose among the four.
+struct word_table {
+  __m512i entries[8];
+  explicit word_table(const std::uint16_t* table) {
+    for (std::size_t j = 0; j < 8; ++j) entries[j] = _mm512_loadu_si512(table + 32 * j);
+  }
+  MIXPREC_SIMD_INLINE __m512i lookup(__m512i index) const {
+    const __m512i q0 = _mm512_permutex2var_epi16(entries[0], index, entries[1]);
+    const __m512i q1 = _mm512_permutex2var_epi16(entries[2], index, entries[3]);
+    const __m512i q2 = _mm512_permutex2var_epi16(entries[4], index, entries[5]);
+    const __m512i q3 = _mm512_permutex2var_epi16(entries[6], index, entries[7]);
+    const __mmask32 bit6 = _mm512_test_epi16_mask(index, _mm512_set1_epi16(64));
+    const __mmask32 bit7 = _mm512_test_epi16_mask(index, _mm512_set1_epi16(128));
+    return _mm512_mask_blend_epi16(bit7, _mm512_mask_blend_epi16(bit6, q0, q1), _mm512_mask_blend_epi16(bit6, q2, q3));
+  }
+};
+
+inline __mmask32 first_lanes32(std::size_t count) noexcept {
+  return static_cast<__mmask32>(count >= 32 ? 0xFFFFFFFFu : (1u << count) - 1u);
+}
+
+// out[i] = table[in[i]] for i < n, 32 codes at a time.
+inline void lookup_words(const unsigned char* in, std::size_t n, const std::uint16_t* table, std::uint16_t* out) {
+  const word_table words(table);
+  for (std::size_t i = 0; i < n; i += 32) {
+    const __mmask32 lanes = first_lanes32(n - i);
+    const __m512i index = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(lanes, in + i));
+    _mm512_mask_storeu_epi16(out + i, lanes, words.lookup(index));
+  }
+}
+
+// For each of `blocks` blocks of 32 codes: out = table[code] (bf16 codes) with deltas[b] added to
+// the exponent field of every non-zero word, which multiplies it by 2^deltas[b] exactly while
+// the field stays in [1, 254].  failed[b] is set, and the block's words are not to be used, where
+// a non-zero word is not a normal bf16 value (inf, NaN, subnormal) or its scaled field leaves
+// that range; zeros stay zeros, as a float product with a finite scale leaves them.
+inline void lookup_scaled_blocks(const unsigned char* in, std::size_t blocks, const int* deltas,
+                                 const std::uint16_t* table, std::uint16_t* out, bool* failed) {
+  const word_table words(table);
+  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), one = _mm512_set1_epi16(1);
+  const __m512i span = _mm512_set1_epi16(253);  // field - 1 in [0, 253]: a normal, finite field
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const __m512i word =
+        words.lookup(_mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32 * b))));
+    const __m512i magnitude = _mm512_and_si512(word, magnitude_mask);
+    const __mmask32 nonzero = _mm512_test_epi16_mask(magnitude, magnitude);
+    const __m512i field = _mm512_srli_epi16(magnitude, 7);
+    const __m512i scaled = _mm512_add_epi16(field, _mm512_set1_epi16(static_cast<short>(deltas[b])));
+    const __mmask32 normal = _mm512_cmple_epu16_mask(_mm512_sub_epi16(field, one), span) &
+                             _mm512_cmple_epu16_mask(_mm512_sub_epi16(scaled, one), span);
+    failed[b] = (nonzero & ~normal) != 0;
+    const __m512i shift = _mm512_set1_epi16(static_cast<short>(static_cast<unsigned>(deltas[b]) << 7));
+    _mm512_storeu_si512(out + 32 * b, _mm512_mask_add_epi16(word, nonzero, word, shift));
+  }
+}
+
 // The smallest bf16 key (sources.hpp) of count bf16 codes, 32 at a time.
 inline int smallest_bf16_key(const std::uint16_t* codes, std::size_t count, int ignored, int unsafe) {
   const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), all_ones_field = _mm512_set1_epi16(255);

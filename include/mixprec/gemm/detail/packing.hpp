@@ -154,6 +154,34 @@ void pack_pair_codes(const std::uint16_t* codes, std::size_t ld, bool depth_cont
   }
 }
 
+// Pair panels from a source's bf16 reader (sources.hpp, read_bfloat16) through `staging`, which
+// then holds codes: a few k at a time across the whole block for a rows_contiguous source, else
+// a chunk of rows at a time across the whole depth (each row's codes then start on a 32-bit word,
+// so that pack_pair_codes moves pairs as words).  The same words as reading floats and keeping
+// their high halves, without the floats.  False, with nothing written, where the source has no
+// such reader.
+template <std::size_t R>
+bool pack_pair_decoded(const panel_source& source, std::size_t row, std::size_t rows, std::size_t k, std::size_t depth,
+                       std::size_t pair_lines, std::uint32_t* out, std::uint16_t* staging, simd_path path) {
+  if (source.rows_contiguous()) {
+    constexpr std::size_t group = 2;  // one line of pairs: 2 × rows codes, in L1
+    for (std::size_t d0 = 0; d0 < depth; d0 += group) {
+      const std::size_t lines = std::min(group, depth - d0);
+      if (!source.read_bfloat16(row, rows, k + d0, lines, staging, rows, path)) return false;
+      pack_pair_codes<R>(staging, rows, false, 0, rows, 0, lines, pair_lines, out + d0 / 2 * R, path);
+    }
+    return true;
+  }
+  constexpr std::size_t chunk = staging_rows(R);
+  const std::size_t ld = depth + depth % 2;
+  for (std::size_t r0 = 0; r0 < rows; r0 += chunk) {
+    const std::size_t n = std::min(chunk, rows - r0);
+    if (!source.read_bfloat16(row + r0, n, k, depth, staging, ld, path)) return false;
+    pack_pair_codes<R>(staging, ld, true, 0, n, 0, depth, pair_lines, out + r0 / R * pair_lines * R, path);
+  }
+  return true;
+}
+
 // The keys of `panels` packed bf16 micro-panels of `codes` codes each: the source's bound, or the
 // smallest key of each panel's codes (zeros of the padding count as ignored).
 inline void panel_keys(const panel_source& source, const std::uint16_t* packed, std::size_t panels, std::size_t codes,
@@ -193,7 +221,8 @@ void pack_pair_panels(const panel_source& source, std::size_t row, std::size_t r
 #endif
   if (const std::uint16_t* codes = source.bfloat16_codes(ld, depth_contiguous)) {
     pack_pair_codes<R>(codes, ld, depth_contiguous, row, rows, k, depth, pair_lines, out, path);
-  } else {
+  } else if (!pack_pair_decoded<R>(source, row, rows, k, depth, pair_lines, out,
+                                   reinterpret_cast<std::uint16_t*>(staging), path)) {
     for_each_staged<R>(source, row, rows, k, depth, 2, staging, path,
                        [&](std::size_t panel, std::size_t first, std::size_t valid, const float* staged,
                            std::size_t width, std::size_t d0, std::size_t lines) {

@@ -16,7 +16,9 @@
 // decodes each element and multiplies it by its block's scale; nothing past the source changes.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -26,6 +28,7 @@
 #include "../../detail/transpose.hpp"
 #include "../../format.hpp"
 #include "../../types.hpp"
+#include "kernels_x86.hpp"
 
 namespace mixprec::detail {
 
@@ -114,6 +117,82 @@ void decode_to_float(const T* in, std::size_t n, float* out, simd_path path) {
   }
 }
 
+// One-byte types whose values are all bfloat16 values: their codes become bf16 codes through a
+// table (bfloat16_codes_of), with no float in between.
+template <class T>
+constexpr bool has_bfloat16_table() {
+  return exact_in_bfloat16<T>() && sizeof(T) == 1;
+}
+
+// The bf16 code of each byte code of T: the high half of the float the scalar conversion gives,
+// which is the value itself (exact_in_bfloat16), and for a NaN code the high half of the NaN that
+// every float decode of it returns (bulk kernels send NaN lanes through the scalar conversion).
+// Bits above T's code (fp6, fp4) are never set; their entries repeat the masked codes'.
+template <class T>
+const std::uint16_t* bfloat16_code_table() {
+  static_assert(has_bfloat16_table<T>(), "a one-byte type exact in bfloat16");
+  static const std::array<std::uint16_t, 256> table = [] {
+    using traits = format_traits<format_of_t<T>>;
+    std::array<std::uint16_t, 256> t{};
+    for (unsigned c = 0; c < 256; ++c) {
+      const auto code = static_cast<typename traits::storage_type>(c & traits::code_mask);
+      t[c] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(code_access::make<T>(code))) >> 16);
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+// Rows ahead that a row-by-row reader asks the caches for, and the asking: every cache line of
+// the n bytes at p.
+constexpr std::size_t prefetch_distance = 4;
+inline void prefetch_run(const unsigned char* p, std::size_t n) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  for (std::size_t i = 0; i < n; i += 64) __builtin_prefetch(p + i);
+#else
+  (void)p, (void)n;
+#endif
+}
+
+// out[i] = table[in[i]] for i < n, on the vector kernels of `path` where it has them.
+inline void lookup_words(const unsigned char* in, std::size_t n, const std::uint16_t* table, std::uint16_t* out,
+                         simd_path path) {
+#if MIXPREC_X86_SIMD
+  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) return gemm_avx512::lookup_words(in, n, table, out);
+#else
+  (void)path;
+#endif
+  for (std::size_t i = 0; i < n; ++i) out[i] = table[in[i]];
+}
+
+// For each of `blocks` blocks of 32 byte codes: out = table[code] (bf16 codes) with deltas[b]
+// added to the exponent field of each non-zero word (a product by 2^deltas[b]); failed[b] where
+// a non-zero word is not a normal bf16 value or its scaled field leaves [1, 254] (those words are
+// then not the product's and the caller computes the block otherwise).
+inline void lookup_scaled_blocks(const unsigned char* in, std::size_t blocks, const int* deltas,
+                                 const std::uint16_t* table, std::uint16_t* out, bool* failed, simd_path path) {
+#if MIXPREC_X86_SIMD
+  if (path == simd_path::avx512 || path == simd_path::avx512_bf16) {
+    return gemm_avx512::lookup_scaled_blocks(in, blocks, deltas, table, out, failed);
+  }
+#else
+  (void)path;
+#endif
+  for (std::size_t b = 0; b < blocks; ++b) {
+    failed[b] = false;
+    for (std::size_t i = 32 * b; i < 32 * (b + 1); ++i) {
+      const std::uint16_t word = table[in[i]];
+      const int field = (word & 0x7FFF) >> 7, scaled = field + deltas[b];
+      if ((word & 0x7FFF) == 0) {
+        out[i] = word;
+        continue;
+      }
+      failed[b] = failed[b] || field < 1 || field > 254 || scaled < 1 || scaled > 254;
+      out[i] = static_cast<std::uint16_t>(word + (static_cast<unsigned>(deltas[b]) << 7));
+    }
+  }
+}
+
 class panel_source {
  public:
   virtual ~panel_source() = default;
@@ -138,6 +217,15 @@ class panel_source {
     depth_contiguous = false;
     return nullptr;
   }
+  // For a source that is exact_in_bfloat16: the bf16 codes of a block, the high halves of what
+  // read() gives, in the source's cheap order: out[d * ld + r] = code of X(row + r, k + d) when
+  // rows_contiguous(), else out[r * ld + d].  False, with nothing written, where the source has
+  // no such reader: the packing then reads floats (packing.hpp, pack_pair_panels).
+  virtual bool read_bfloat16(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, std::uint16_t* out,
+                             std::size_t ld, simd_path path) const {
+    (void)row, (void)rows, (void)k, (void)depth, (void)out, (void)ld, (void)path;
+    return false;
+  }
 
  protected:
   panel_source() = default;
@@ -161,6 +249,27 @@ class strided_source final : public panel_source {
     depth_contiguous = depth_contiguous_;
     if constexpr (std::is_same<T, bfloat16>::value) return reinterpret_cast<const std::uint16_t*>(data_);
     return nullptr;
+  }
+
+  bool read_bfloat16(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, std::uint16_t* out,
+                     std::size_t ld, simd_path path) const override {
+    if constexpr (has_bfloat16_table<T>()) {
+      const auto* codes = reinterpret_cast<const unsigned char*>(data_);
+      const std::uint16_t* table = bfloat16_code_table<T>();
+      if (!depth_contiguous_) {
+        for (std::size_t d = 0; d < depth; ++d)
+          lookup_words(codes + (k + d) * ld_ + row, rows, table, out + d * ld, path);
+      } else {
+        for (std::size_t r = 0; r < rows; ++r) {
+          // The next rows' runs are far apart (ld_ bytes): fetched while this one is looked up.
+          if (r + prefetch_distance < rows) prefetch_run(codes + (row + r + prefetch_distance) * ld_ + k, depth);
+          lookup_words(codes + (row + r) * ld_ + k, depth, table, out + r * ld, path);
+        }
+      }
+      return true;
+    } else {
+      return panel_source::read_bfloat16(row, rows, k, depth, out, ld, path);
+    }
   }
 
   void read(std::size_t row, std::size_t rows, std::size_t k, std::size_t depth, float* out,

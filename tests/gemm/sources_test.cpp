@@ -4,6 +4,7 @@
 // are bf16 values and for MX matrices of every element type, the blocks that leave bf16's normal
 // range, hold inf or NaN or carry the NaN scale included.  The types with no such reader say so.
 #include <mixprec/gemm/gemm.hpp>
+#include <mixprec/limits.hpp>
 #include <mixprec/mx/gemm.hpp>
 
 #include <catch2/catch.hpp>

@@ -146,7 +146,7 @@ class mx_source final : public panel_source {
     alignas(64) std::uint16_t words[group * mx_block_size];
     int deltas[group];
     bool failed[group];
-    const std::uint16_t* table = bfloat16_code_table<T>();
+    const bfloat16_table& table = bfloat16_table_of<T>();
     const std::size_t end = position0 + positions;
     for (std::size_t j0 = position0 / mx_block_size; j0 * mx_block_size < end; j0 += group) {
       std::size_t blocks = 0;

@@ -123,25 +123,18 @@ inline void lookup_words(const unsigned char* in, std::size_t n, const std::uint
 }
 
 // For each of `blocks` blocks of 32 codes: out = table[code] (bf16 codes) with deltas[b] added to
-// the exponent field of every non-zero word, which multiplies it by 2^deltas[b] exactly while
-// the field stays in [1, 254].  failed[b] is set, and the block's words are not to be used, where
-// a non-zero word is not a normal bf16 value (inf, NaN, subnormal) or its scaled field leaves
-// that range; zeros stay zeros, as a float product with a finite scale leaves them.
+// the exponent field of every non-zero word; failed[b] also set where a word is inf or NaN
+// (sources.hpp, lookup_scaled_blocks, which checks the range of the fields).
 inline void lookup_scaled_blocks(const unsigned char* in, std::size_t blocks, const int* deltas,
                                  const std::uint16_t* table, std::uint16_t* out, bool* failed) {
   const word_table words(table);
-  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), one = _mm512_set1_epi16(1);
-  const __m512i span = _mm512_set1_epi16(253);  // field - 1 in [0, 253]: a normal, finite field
+  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), all_ones_field = _mm512_set1_epi16(0x7F80);
   for (std::size_t b = 0; b < blocks; ++b) {
     const __m512i word =
         words.lookup(_mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 32 * b))));
-    const __m512i magnitude = _mm512_and_si512(word, magnitude_mask);
-    const __mmask32 nonzero = _mm512_test_epi16_mask(magnitude, magnitude);
-    const __m512i field = _mm512_srli_epi16(magnitude, 7);
-    const __m512i scaled = _mm512_add_epi16(field, _mm512_set1_epi16(static_cast<short>(deltas[b])));
-    const __mmask32 normal = _mm512_cmple_epu16_mask(_mm512_sub_epi16(field, one), span) &
-                             _mm512_cmple_epu16_mask(_mm512_sub_epi16(scaled, one), span);
-    failed[b] = (nonzero & ~normal) != 0;
+    const __mmask32 special = _mm512_cmpeq_epi16_mask(_mm512_and_si512(word, all_ones_field), all_ones_field);
+    const __mmask32 nonzero = _mm512_test_epi16_mask(word, magnitude_mask);
+    failed[b] = failed[b] || special != 0;
     const __m512i shift = _mm512_set1_epi16(static_cast<short>(static_cast<unsigned>(deltas[b]) << 7));
     _mm512_storeu_si512(out + 32 * b, _mm512_mask_add_epi16(word, nonzero, word, shift));
   }

@@ -16,6 +16,7 @@
 // decodes each element and multiplies it by its block's scale; nothing past the source changes.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -118,29 +119,43 @@ void decode_to_float(const T* in, std::size_t n, float* out, simd_path path) {
 }
 
 // One-byte types whose values are all bfloat16 values: their codes become bf16 codes through a
-// table (bfloat16_codes_of), with no float in between.
+// table (bfloat16_table_of), with no float in between.
 template <class T>
 constexpr bool has_bfloat16_table() {
   return exact_in_bfloat16<T>() && sizeof(T) == 1;
 }
 
-// The bf16 code of each byte code of T: the high half of the float the scalar conversion gives,
-// which is the value itself (exact_in_bfloat16), and for a NaN code the high half of the NaN that
-// every float decode of it returns (bulk kernels send NaN lanes through the scalar conversion).
-// Bits above T's code (fp6, fp4) are never set; their entries repeat the masked codes'.
+// The bf16 code of each byte code of a type, and the smallest and largest exponent field among
+// its non-zero finite values (a field of 0 there: some value is a bf16 subnormal).
+struct bfloat16_table {
+  std::array<std::uint16_t, 256> codes{};
+  int lowest_field = 255, highest_field = 0;
+};
+
+// T's table: each code's entry is the high half of the float the scalar conversion gives, which
+// is the value itself (exact_in_bfloat16), and for a NaN code the high half of the NaN that every
+// float decode of it returns (bulk kernels send NaN lanes through the scalar conversion).  Bits
+// above T's code (fp6, fp4) are never set; their entries repeat the masked codes'.
 template <class T>
-const std::uint16_t* bfloat16_code_table() {
+const bfloat16_table& bfloat16_table_of() {
   static_assert(has_bfloat16_table<T>(), "a one-byte type exact in bfloat16");
-  static const std::array<std::uint16_t, 256> table = [] {
+  static const bfloat16_table table = [] {
     using traits = format_traits<format_of_t<T>>;
-    std::array<std::uint16_t, 256> t{};
+    bfloat16_table t;
     for (unsigned c = 0; c < 256; ++c) {
       const auto code = static_cast<typename traits::storage_type>(c & traits::code_mask);
-      t[c] = static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(code_access::make<T>(code))) >> 16);
+      const auto word =
+          static_cast<std::uint16_t>(bit_cast<std::uint32_t>(static_cast<float>(code_access::make<T>(code))) >> 16);
+      t.codes[c] = word;
+      const int field = (word & 0x7FFF) >> 7;
+      if ((word & 0x7FFF) != 0 && field != 255) {
+        t.lowest_field = std::min(t.lowest_field, field);
+        t.highest_field = std::max(t.highest_field, field);
+      }
     }
     return t;
   }();
-  return table.data();
+  return table;
 }
 
 // Rows ahead that a row-by-row reader asks the caches for, and the asking: every cache line of
@@ -165,30 +180,30 @@ inline void lookup_words(const unsigned char* in, std::size_t n, const std::uint
   for (std::size_t i = 0; i < n; ++i) out[i] = table[in[i]];
 }
 
-// For each of `blocks` blocks of 32 byte codes: out = table[code] (bf16 codes) with deltas[b]
-// added to the exponent field of each non-zero word (a product by 2^deltas[b]); failed[b] where
-// a non-zero word is not a normal bf16 value or its scaled field leaves [1, 254] (those words are
-// then not the product's and the caller computes the block otherwise).
+// For each of `blocks` blocks of 32 byte codes: out = table.codes[code] (bf16 codes) with
+// deltas[b] added to the exponent field of each non-zero word, which multiplies it by
+// 2^deltas[b] exactly while every field stays in [1, 254]: failed[b], and its words are not the
+// product's (the caller computes the block otherwise), where the table's fields moved by
+// deltas[b] may leave that range, or a word of the block is inf or NaN.  The range is the
+// table's, not the block's: a block is refused only for a scale at the ends of e8m0's range.
 inline void lookup_scaled_blocks(const unsigned char* in, std::size_t blocks, const int* deltas,
-                                 const std::uint16_t* table, std::uint16_t* out, bool* failed, simd_path path) {
+                                 const bfloat16_table& table, std::uint16_t* out, bool* failed, simd_path path) {
+  for (std::size_t b = 0; b < blocks; ++b) {
+    failed[b] = table.lowest_field + deltas[b] < 1 || table.highest_field + deltas[b] > 254;
+  }
 #if MIXPREC_X86_SIMD
   if (path == simd_path::avx512 || path == simd_path::avx512_bf16) {
-    return gemm_avx512::lookup_scaled_blocks(in, blocks, deltas, table, out, failed);
+    return gemm_avx512::lookup_scaled_blocks(in, blocks, deltas, table.codes.data(), out, failed);
   }
 #else
   (void)path;
 #endif
   for (std::size_t b = 0; b < blocks; ++b) {
-    failed[b] = false;
     for (std::size_t i = 32 * b; i < 32 * (b + 1); ++i) {
-      const std::uint16_t word = table[in[i]];
-      const int field = (word & 0x7FFF) >> 7, scaled = field + deltas[b];
-      if ((word & 0x7FFF) == 0) {
-        out[i] = word;
-        continue;
-      }
-      failed[b] = failed[b] || field < 1 || field > 254 || scaled < 1 || scaled > 254;
-      out[i] = static_cast<std::uint16_t>(word + (static_cast<unsigned>(deltas[b]) << 7));
+      const std::uint16_t word = table.codes[in[i]];
+      failed[b] = failed[b] || (word & 0x7F80) == 0x7F80;
+      const bool zero = (word & 0x7FFF) == 0;
+      out[i] = zero ? word : static_cast<std::uint16_t>(word + (static_cast<unsigned>(deltas[b]) << 7));
     }
   }
 }
@@ -255,7 +270,7 @@ class strided_source final : public panel_source {
                      std::size_t ld, simd_path path) const override {
     if constexpr (has_bfloat16_table<T>()) {
       const auto* codes = reinterpret_cast<const unsigned char*>(data_);
-      const std::uint16_t* table = bfloat16_code_table<T>();
+      const std::uint16_t* table = bfloat16_table_of<T>().codes.data();
       if (!depth_contiguous_) {
         for (std::size_t d = 0; d < depth; ++d)
           lookup_words(codes + (k + d) * ld_ + row, rows, table, out + d * ld, path);

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -133,4 +134,38 @@ TEMPLATE_TEST_CASE("an MX source's bf16 reader gives the high halves of its floa
       }
     }
   }
+}
+
+TEST_CASE("the vector key of bf16 codes is the smallest bf16_key of their floats", "[gemm][sources]") {
+#if MIXPREC_X86_SIMD
+  if (!simd_path_supported(simd_path::avx512)) return;
+  // Codes drawn from the classes a key tells apart: zeros, subnormals, normals of every field,
+  // infinities and NaNs, both signs; runs with and without each class, of lengths around 32.
+  std::uint32_t state = 12345;
+  auto next = [&state] { return state = state * 1664525u + 1013904223u; };
+  for (int run = 0; run < 4000; ++run) {
+    const std::size_t count = 1 + next() % 100;
+    const unsigned classes = next() % 16;  // which of subnormal, normal, special, zero may appear
+    std::vector<std::uint16_t> codes(count);
+    for (auto& code : codes) {
+      const std::uint16_t sign = (next() & 1u) != 0 ? 0x8000 : 0;
+      const unsigned pick = next() % 4;
+      std::uint16_t magnitude = 0;  // zero (also where the class is absent)
+      if (pick == 0 && (classes & 1u) != 0) magnitude = static_cast<std::uint16_t>(1 + next() % 0x7F);
+      if (pick == 1 && (classes & 2u) != 0) magnitude = static_cast<std::uint16_t>(0x80 + next() % (0x7F80 - 0x80));
+      if (pick == 2 && (classes & 4u) != 0) magnitude = static_cast<std::uint16_t>(0x7F80 + next() % 0x80);
+      code = static_cast<std::uint16_t>(sign | magnitude);
+    }
+    int expected = detail::bf16_key_ignored;
+    for (const std::uint16_t code : codes) {
+      const std::uint32_t bits = static_cast<std::uint32_t>(code) << 16;
+      float x = 0;
+      std::memcpy(&x, &bits, sizeof x);
+      expected = std::min(expected, detail::bf16_key(x));
+    }
+    INFO("run " << run << ", " << count << " codes");
+    REQUIRE(detail::gemm_avx512::smallest_bf16_key(codes.data(), count, detail::bf16_key_ignored,
+                                                   detail::bf16_key_unsafe) == expected);
+  }
+#endif
 }

@@ -75,17 +75,19 @@ inline void pair_line(const float* low, const float* high, std::uint32_t* out, s
 // One line of pairs for every micro-panel of R words: word r of panel p, at
 // out[p * panel_stride + r], is high[p * R + r] << 16 | low[p * R + r] (bf16 codes of k = 2j and
 // 2j + 1, the pair vdpbf16ps reads) for p * R + r < rows, zero for the rows past them.
+// A panel of R not a multiple of 16 (12: the A panels) ends on a partial vector, stored masked.
 template <std::size_t R>
 void pair_codes(const std::uint16_t* low, const std::uint16_t* high, std::size_t rows, std::uint32_t* out,
                 std::size_t panel_stride) {
-  static_assert(R % 16 == 0, "whole vectors per panel");
   for (std::size_t p = 0; p * R < rows; ++p) {
     for (std::size_t r = 0; r < R; r += 16) {
-      const std::size_t first = p * R + r, loaded = first < rows ? (rows - first < 16 ? rows - first : 16) : 0;
+      const std::size_t lanes = R - r < 16 ? R - r : 16;
+      const std::size_t first = p * R + r, loaded = first < rows ? (rows - first < lanes ? rows - first : lanes) : 0;
       const auto valid = static_cast<__mmask16>((1u << loaded) - 1u);
       const __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, low + first));
       const __m512i hi = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(valid, high + first));
-      _mm512_storeu_si512(out + p * panel_stride + r, _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo));
+      _mm512_mask_storeu_epi32(out + p * panel_stride + r, static_cast<__mmask16>((1u << lanes) - 1u),
+                               _mm512_or_si512(_mm512_slli_epi32(hi, 16), lo));
     }
   }
 }
@@ -140,28 +142,25 @@ inline void lookup_scaled_blocks(const unsigned char* in, std::size_t blocks, co
   }
 }
 
-// The smallest bf16 key (sources.hpp) of count bf16 codes, 32 at a time.
+// The smallest bf16 key (sources.hpp) of count bf16 codes, 32 at a time.  Magnitudes order as
+// their fields do, so the key comes from the smallest non-zero magnitude alone (a zero's
+// magnitude minus 1 wraps to 0xFFFF and never wins): field 0 is a subnormal (unsafe), 255 means
+// only infinities and NaNs (ignored), as does no non-zero code at all.
 inline int smallest_bf16_key(const std::uint16_t* codes, std::size_t count, int ignored, int unsafe) {
-  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), all_ones_field = _mm512_set1_epi16(255);
-  const __m512i ignored_key = _mm512_set1_epi16(static_cast<short>(ignored));
-  const __m512i unsafe_key = _mm512_set1_epi16(static_cast<short>(unsafe));
-  __m512i smallest = ignored_key;
+  const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), one = _mm512_set1_epi16(1);
+  __m512i smallest = _mm512_set1_epi16(-1);
   for (std::size_t i = 0; i < count; i += 32) {
     const auto lanes = static_cast<__mmask32>(count - i >= 32 ? 0xFFFFFFFFu : (1u << (count - i)) - 1u);
     const __m512i magnitude = _mm512_and_si512(_mm512_maskz_loadu_epi16(lanes, codes + i), magnitude_mask);
-    const __m512i field = _mm512_srli_epi16(magnitude, 7);
-    const __mmask32 zero = _mm512_cmpeq_epi16_mask(magnitude, _mm512_setzero_si512());
-    const __mmask32 skip = zero | _mm512_cmpeq_epi16_mask(field, all_ones_field);
-    const __mmask32 subnormal = _mm512_cmpeq_epi16_mask(field, _mm512_setzero_si512()) & ~zero;
-    const __m512i key =
-        _mm512_mask_blend_epi16(skip, _mm512_mask_blend_epi16(subnormal, field, unsafe_key), ignored_key);
-    smallest = _mm512_min_epi16(smallest, key);
+    smallest = _mm512_min_epu16(smallest, _mm512_sub_epi16(magnitude, one));
   }
-  alignas(64) std::int16_t keys[32];
-  _mm512_store_si512(keys, smallest);
-  int result = ignored;
-  for (std::int16_t k : keys) result = k < result ? k : result;
-  return result;
+  alignas(64) std::uint16_t lanes_smallest[32];
+  _mm512_store_si512(lanes_smallest, smallest);
+  unsigned least = 0xFFFFu;
+  for (std::uint16_t m : lanes_smallest) least = m < least ? m : least;
+  if (least == 0xFFFFu) return ignored;  // zeros only
+  const int field = static_cast<int>((least + 1u) >> 7);
+  return field == 0 ? unsafe : field == 255 ? ignored : field;
 }
 
 }  // namespace mixprec::detail::gemm_avx512

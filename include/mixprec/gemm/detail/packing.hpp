@@ -108,11 +108,9 @@ template <std::size_t R>
 void pair_line_codes(const std::uint16_t* low, const std::uint16_t* high, std::size_t rows, std::uint32_t* out,
                      std::size_t panel_stride, simd_path path) {
 #if MIXPREC_X86_SIMD
-  if constexpr (R % 16 == 0) {
-    if (high != nullptr && (path == simd_path::avx512 || path == simd_path::avx512_bf16)) {
-      gemm_avx512::pair_codes<R>(low, high, rows, out, panel_stride);
-      return;
-    }
+  if (high != nullptr && (path == simd_path::avx512 || path == simd_path::avx512_bf16)) {
+    gemm_avx512::pair_codes<R>(low, high, rows, out, panel_stride);
+    return;
   }
 #else
   (void)path;

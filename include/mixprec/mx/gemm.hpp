@@ -150,15 +150,14 @@ class mx_source final : public panel_source {
     const std::size_t end = position0 + positions;
     for (std::size_t j0 = position0 / mx_block_size; j0 * mx_block_size < end; j0 += group) {
       std::size_t blocks = 0;
-      bool nan_scale[group];
       for (; blocks < group && (j0 + blocks) * mx_block_size < end; ++blocks) {
         const std::size_t index = m_.block_index_unchecked(line, j0 + blocks);
         if constexpr (mx_element<T>::bits != 8) {
           unpack_codes<mx_element<T>::bits>(m_.block_data(index), mx_block_size, codes + blocks * mx_block_size);
         }
+        // The NaN scale (code 255) as a shift no field survives (>= 255): read as floats below.
         const int scale_code = m_.scales()[index].bits();
-        deltas[blocks] = scale_code - static_cast<int>(mx_unit_scale_code);
-        nan_scale[blocks] = scale_code == 255;
+        deltas[blocks] = scale_code == 255 ? 255 : scale_code - static_cast<int>(mx_unit_scale_code);
       }
       // A line's blocks are adjacent (mx/matrix.hpp), and 8-bit codes are stored as they are.
       const unsigned char* line_codes =
@@ -170,7 +169,7 @@ class mx_source final : public panel_source {
       for (std::size_t b = 0; b < blocks; ++b) {
         const std::size_t start = (j0 + b) * mx_block_size;
         const std::size_t first = std::max(position0, start), last = std::min(end, start + mx_block_size);
-        if (failed[b] || nan_scale[b]) {
+        if (failed[b]) {
           float values[mx_block_size];
           const bool by_rows = m_.axis() == mx_axis::rows;
           mx_dequantize_region(m_, by_rows ? line : first, by_rows ? 1 : last - first, by_rows ? first : line,

@@ -150,8 +150,8 @@ inline int smallest_bf16_key(const std::uint16_t* codes, std::size_t count, int 
   const __m512i magnitude_mask = _mm512_set1_epi16(0x7FFF), one = _mm512_set1_epi16(1);
   __m512i smallest = _mm512_set1_epi16(-1);
   for (std::size_t i = 0; i < count; i += 32) {
-    const auto lanes = static_cast<__mmask32>(count - i >= 32 ? 0xFFFFFFFFu : (1u << (count - i)) - 1u);
-    const __m512i magnitude = _mm512_and_si512(_mm512_maskz_loadu_epi16(lanes, codes + i), magnitude_mask);
+    const __m512i magnitude =
+        _mm512_and_si512(_mm512_maskz_loadu_epi16(first_lanes32(count - i), codes + i), magnitude_mask);
     smallest = _mm512_min_epu16(smallest, _mm512_sub_epi16(magnitude, one));
   }
   alignas(64) std::uint16_t lanes_smallest[32];

@@ -63,26 +63,21 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
 
   // The whole vectors in one loop and the padded tail in another: a select of the tail's mask in
   // the loop made every extreme a chain of five dependent instructions (perf: 1.7 cycles a value
-  // on AVX-512); with the mask known to be all ones, it is a compare and a blend.
+  // on AVX-512); with the mask a constant of all ones, it folds away and each extreme is a compare
+  // and a blend.
+  count_vector all_lanes[V];
+  for (auto& lanes : all_lanes) lanes = count_vector{} - 1;
   auto first_pass = [&](const float* px, const count_vector* valid) {
     MIXPREC_UNROLL(4)
     for (std::size_t k = 0; k < V; ++k) {
       float_vector v;
       std::memcpy(&v, px + k * W, sizeof v);
       const float_vector a = (float_vector)((count_vector)v & 0x7FFF'FFFF);
-      if (valid == nullptr) {
-        const float_vector d = v - centre;
-        shifted[k] += d;
-        deviations[k] += unfused(d * d);
-        low[k] = v < low[k] ? v : low[k];
-        high[k] = v > high[k] ? v : high[k];
-      } else {
-        const float_vector d = (float_vector)((count_vector)(v - centre) & valid[k]);
-        shifted[k] += d;
-        deviations[k] += unfused(d * d);
-        low[k] = ((v < low[k]) & valid[k]) ? v : low[k];
-        high[k] = ((v > high[k]) & valid[k]) ? v : high[k];
-      }
+      const float_vector d = (float_vector)((count_vector)(v - centre) & valid[k]);
+      shifted[k] += d;
+      deviations[k] += unfused(d * d);
+      low[k] = ((v < low[k]) & valid[k]) ? v : low[k];
+      high[k] = ((v > high[k]) & valid[k]) ? v : high[k];
       l1[k] += a;
       // Zeros as infinity, off the chain, so that the running minimum is a min instruction.
       const float_vector nonzero_a = a != zero ? a : infinite;
@@ -110,7 +105,7 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
   // registers all 13 fit, and one pass lets the four chains of additions overlap.
   if constexpr (V == 1) {
     for (std::size_t i = 0; i < whole; i += L) {
-      first_pass(x + i, nullptr);
+      first_pass(x + i, all_lanes);
       second_pass(x + i, Quantised ? decoded + i : nullptr);
     }
     if (whole < len) {
@@ -118,7 +113,7 @@ statistics_partial measure_lanes(const float* x, std::size_t len, const float* d
       second_pass(tail_x, tail_f);
     }
   } else {
-    for (std::size_t i = 0; i < whole; i += L) first_pass(x + i, nullptr);
+    for (std::size_t i = 0; i < whole; i += L) first_pass(x + i, all_lanes);
     if (whole < len) first_pass(tail_x, tail_valid);
     for (std::size_t i = 0; i < whole; i += L) second_pass(x + i, Quantised ? decoded + i : nullptr);
     if (whole < len) second_pass(tail_x, tail_f);

@@ -109,6 +109,12 @@ struct ops {
     for (int i = 0; i < width; ++i) m = a[i] > m ? a[i] : m;
     return m;
   }
+  // Lane j: the largest unsigned lane of v[j].
+  static MIXPREC_SIMD_INLINE vec horizontal_max_u_each(const vec* v) {
+    vec each{};
+    for (int j = 0; j < width; ++j) each[j] = horizontal_max_u(v[static_cast<std::size_t>(j)]);
+    return each;
+  }
   template <int N>
   static MIXPREC_SIMD_INLINE vec shift_right(vec a) {
     return a >> N;

@@ -25,8 +25,9 @@
 // r·cols + c, of a column-wise one rows·cols + c·rows + r (as NVFP4's copies); the scales are
 // those of round to nearest.  It runs on the scalar loop, split over the bulk threads by lines.
 //
-// Speed: each block is one read of its 32 floats on the bulk kernels of the active SIMD path
-// (bulk/kernels.inl, encode_blocks: amax, scale, multiply, convert, pack);
+// Speed: the blocks are read from memory once, on the bulk kernels of the active SIMD path
+// (bulk/kernels.inl, encode_blocks: a vector's width of blocks at a time, their amaxes reduced
+// together, their scales, then their codes from L1: multiply, convert, pack);
 // large matrices are split over bulk_threads() as convert_n is (bulk/dispatch.hpp).  Every path
 // gives the same bits (tests/mx/quantize_test.cpp).  MXINT8 runs on the scalar block functions
 // (mx_scalar_kernels) on every path.

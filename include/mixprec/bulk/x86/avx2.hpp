@@ -136,6 +136,23 @@ struct ops {
     m = _mm_max_epu32(m, _mm_shuffle_epi32(m, 0b10110001));
     return static_cast<std::uint32_t>(_mm_cvtsi128_si32(m));
   }
+  // Lane j: the largest unsigned lane of v[j], for 8 vectors at once (as x86/avx512.hpp's:
+  // 128-bit halves, then 64-bit and 32-bit pairs; input 2i + h ends in lane 4h + i).
+  static MIXPREC_SIMD_INLINE vec horizontal_max_u_each(const vec* v) {
+    vec halves[4], pairs[2];
+    for (std::size_t p = 0; p < 4; ++p) {  // half h: input 2p + h's four partial maxima
+      halves[p] = _mm256_max_epu32(_mm256_permute2x128_si256(v[2 * p], v[2 * p + 1], 0x20),
+                                   _mm256_permute2x128_si256(v[2 * p], v[2 * p + 1], 0x31));
+    }
+    for (std::size_t p = 0; p < 2; ++p) {  // half h: inputs 4p + h and 4p + 2 + h, two each
+      pairs[p] = _mm256_max_epu32(_mm256_unpacklo_epi64(halves[2 * p], halves[2 * p + 1]),
+                                  _mm256_unpackhi_epi64(halves[2 * p], halves[2 * p + 1]));
+    }
+    const __m256 low = _mm256_castsi256_ps(pairs[0]), high = _mm256_castsi256_ps(pairs[1]);
+    const vec each = _mm256_max_epu32(_mm256_castps_si256(_mm256_shuffle_ps(low, high, 0x88)),
+                                      _mm256_castps_si256(_mm256_shuffle_ps(low, high, 0xDD)));
+    return _mm256_permutevar8x32_epi32(each, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(float_bits), _mm256_set1_ps(factor)));
   }

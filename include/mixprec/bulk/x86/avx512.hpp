@@ -125,6 +125,29 @@ struct ops {
   static MIXPREC_SIMD_INLINE std::uint32_t horizontal_max_u(vec a) {
     return static_cast<std::uint32_t>(_mm512_reduce_max_epu32(a));
   }
+  // Lane j: the largest unsigned lane of v[j], for 16 vectors at once.  Each step halves the
+  // lanes a vector holds of each of its inputs and doubles the inputs it holds: 256-bit halves,
+  // then 128-bit quarters, then 64-bit and 32-bit pairs (46 instructions against 16 reductions
+  // of 9 each).  The last step leaves input 4i + k in lane 4k + i: one permutation sorts them.
+  static MIXPREC_SIMD_INLINE vec horizontal_max_u_each(const vec* v) {
+    vec halves[8], quarters[4], pairs[2];
+    for (std::size_t p = 0; p < 8; ++p) {  // [v0 lanes 0-7 | v1 lanes 0-7] against the upper lanes
+      halves[p] = _mm512_max_epu32(_mm512_shuffle_i32x4(v[2 * p], v[2 * p + 1], 0x44),
+                                   _mm512_shuffle_i32x4(v[2 * p], v[2 * p + 1], 0xEE));
+    }
+    for (std::size_t p = 0; p < 4; ++p) {  // quarter k: input 4p + k's four partial maxima
+      quarters[p] = _mm512_max_epu32(_mm512_shuffle_i32x4(halves[2 * p], halves[2 * p + 1], 0x88),
+                                     _mm512_shuffle_i32x4(halves[2 * p], halves[2 * p + 1], 0xDD));
+    }
+    for (std::size_t p = 0; p < 2; ++p) {  // quarter k: inputs 8p + k and 8p + 4 + k, two each
+      pairs[p] = _mm512_max_epu32(_mm512_unpacklo_epi64(quarters[2 * p], quarters[2 * p + 1]),
+                                  _mm512_unpackhi_epi64(quarters[2 * p], quarters[2 * p + 1]));
+    }
+    const __m512 low = _mm512_castsi512_ps(pairs[0]), high = _mm512_castsi512_ps(pairs[1]);
+    const vec each = _mm512_max_epu32(_mm512_castps_si512(_mm512_shuffle_ps(low, high, 0x88)),
+                                      _mm512_castps_si512(_mm512_shuffle_ps(low, high, 0xDD)));
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), each);
+  }
   static MIXPREC_SIMD_INLINE vec multiply_float(vec float_bits, float factor) {
     return _mm512_castps_si512(_mm512_mul_ps(_mm512_castsi512_ps(float_bits), _mm512_set1_ps(factor)));
   }

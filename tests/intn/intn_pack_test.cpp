@@ -156,6 +156,32 @@ TEST_CASE("pack_stochastic_n rounds element i with philox_bits(seed, i), on ever
   });
 }
 
+// Below 2^-8 the part cut off at 2^0 has bits below 2^-32, which the 32-bit fraction drops
+// (round_pack.hpp's round_up: lost >> (shift - 32)); a value there goes up with probability of
+// about |x|, so 2^18 values in [2^-13, 2^-8) give a few hundred carries to compare bit for bit.
+TEST_CASE("pack_stochastic_n: values below 2^-8, whose fraction drops bits, round as the scalar rule",
+          "[intn][packing][bulk]") {
+  const std::size_t n = std::size_t{1} << 18;
+  std::vector<float> inputs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float significand = 1.0f + static_cast<float>(i * 7919 % 4096) / 4096.0f;
+    inputs[i] = std::ldexp(significand, -9 - static_cast<int>(i % 5)) * (i % 2 == 0 ? 1.0f : -1.0f);
+  }
+  std::vector<unsigned char> expected(packed_bytes<int4>(n), 0);
+  std::size_t carries = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int4 q = convert_stochastic<int4>(inputs[i], detail::philox_bits(5, i), overflow::saturate);
+    carries += q.value() != 0 ? 1u : 0u;
+    write_packed<int4>(expected.data(), i, q);
+  }
+  CHECK(carries > 100);  // the case is exercised
+  on_every_path_and_thread_count([&] {
+    std::vector<unsigned char> out(packed_bytes<int4>(n));
+    pack_stochastic_n<int4>(inputs.data(), n, out.data(), 5, overflow::saturate);
+    CHECK(out == expected);
+  });
+}
+
 TEST_CASE("unpack_n decodes every byte pattern exactly on every path, at odd sizes and alignments",
           "[intn][packing][bulk]") {
   std::vector<unsigned char> bytes(256 * 9);

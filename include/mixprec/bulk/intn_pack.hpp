@@ -54,18 +54,30 @@ void check_intn_bulk_arguments(const char* function, const void* floats, const u
 }
 
 // The portable loop: the scalar conversion into codes, SWAR packing (detail/packed_codes.hpp).
-// `first` is in[0]'s index in the whole call (for the random words).
+// `first` is in[0]'s index in the whole call (for the random words).  Under stochastic rounding
+// a piece's random words come first, from the path's vector Philox (kernels::philox_words: a
+// Philox evaluation per element took 20 ns of the 20.5 an element cost) or, without vector
+// kernels, from philox_sequence (one evaluation per four elements).
 template <class T, round_mode Mode>
-void pack_portable(const float* in, std::size_t n, unsigned char* out, std::uint64_t seed, std::size_t first) {
+void pack_portable(simd_path path, const float* in, std::size_t n, unsigned char* out, std::uint64_t seed,
+                   std::size_t first) {
   constexpr int bits = T::bits_per_value;
+  constexpr bool stochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_equal;
   unsigned char codes[intn_piece];
+  std::uint32_t random[stochastic ? intn_piece : 1] = {};
   for (std::size_t begin = 0; begin < n; begin += intn_piece) {
     const std::size_t count = n - begin < intn_piece ? n - begin : intn_piece;
+    if constexpr (stochastic) {
+      const bool vectorised =
+          with_kernels(path, [&](auto target) { decltype(target)::philox_words(seed, first + begin, count, random); });
+      if (!vectorised) {
+        philox_sequence words(seed, first + begin);
+        for (std::size_t i = 0; i < count; ++i) random[i] = words.next();
+      }
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      const std::uint32_t random = Mode == round_mode::stochastic || Mode == round_mode::stochastic_equal
-                                       ? philox_bits(seed, first + begin + i)
-                                       : 0;
-      codes[i] = intn_code_from<T, ieee_binary32>(bit_cast<std::uint32_t>(in[begin + i]), Mode, random);
+      codes[i] =
+          intn_code_from<T, ieee_binary32>(bit_cast<std::uint32_t>(in[begin + i]), Mode, stochastic ? random[i] : 0);
     }
     const std::size_t whole = count / 8 * 8;
     pack_codes<bits>(codes, whole, out + begin / 8 * bits);
@@ -77,20 +89,28 @@ template <class T, round_mode Mode>
 void pack_on(simd_path path, const float* in, std::size_t n, unsigned char* out, std::uint64_t seed,
              std::size_t first) {
 #if MIXPREC_X86_SIMD
-  constexpr bool deterministic = Mode != round_mode::stochastic && Mode != round_mode::stochastic_equal;
-  if constexpr (deterministic) {
-    if (path != simd_path::portable) {
-      constexpr int bits = T::bits_per_value;
-      constexpr std::size_t step = intn_avx2::pack_step<bits>;
-      const std::size_t vectorised = n / step * step;
+  if (path != simd_path::portable) {
+    constexpr int bits = T::bits_per_value;
+    constexpr std::size_t step = intn_avx2::pack_step<bits>;
+    const std::size_t vectorised = n / step * step;
+    if constexpr (Mode != round_mode::stochastic && Mode != round_mode::stochastic_equal) {
       intn_avx2::pack_floats<Mode, bits, T::min_value, T::max_value>(in, vectorised, out);
-      return pack_portable<T, Mode>(in + vectorised, n - vectorised, out + vectorised / 8 * bits, seed,
-                                    first + vectorised);
+    } else {
+      // A piece's random words from the vector Philox, then its codes in vector lanes.
+      static_assert(intn_piece % step == 0, "pieces of whole steps");
+      std::uint32_t random[intn_piece];
+      for (std::size_t begin = 0; begin < vectorised; begin += intn_piece) {
+        const std::size_t count = vectorised - begin < intn_piece ? vectorised - begin : intn_piece;
+        with_kernels(path, [&](auto target) { decltype(target)::philox_words(seed, first + begin, count, random); });
+        intn_avx2::pack_floats<Mode, bits, T::min_value, T::max_value>(in + begin, count, out + begin / 8 * bits,
+                                                                       random);
+      }
     }
+    return pack_portable<T, Mode>(path, in + vectorised, n - vectorised, out + vectorised / 8 * bits, seed,
+                                  first + vectorised);
   }
 #endif
-  (void)path;
-  pack_portable<T, Mode>(in, n, out, seed, first);
+  pack_portable<T, Mode>(path, in, n, out, seed, first);
 }
 
 template <class T, round_mode Mode>

@@ -477,6 +477,26 @@ struct kernels {
     ops::transpose_blocks(c, random);
   }
 
+  // out[i] = philox_bits(seed, first + i) for i < n: the vector Philox of encode_stochastic, for
+  // the stochastic rounding that runs element by element (bulk/intn_pack.hpp's narrow integers).
+  static void philox_words(std::uint64_t seed, std::uint64_t first, std::size_t n, std::uint32_t* out) {
+    using vec = typename ops::vec;
+    constexpr std::size_t width = ops::width;
+    std::size_t i = 0;
+    for (; i < n && (first + i) % 4 != 0; ++i) out[i] = philox_bits(seed, first + i);  // to a block boundary
+    for (; i + 4 * width <= n; i += 4 * width) {
+      const std::uint64_t block = (first + i) / 4;
+      if (static_cast<std::uint32_t>(block) > 0xFFFFFFFFu - (width - 1)) {  // the low word would wrap
+        for (std::size_t k = 0; k < 4 * width; ++k) out[i + k] = philox_bits(seed, first + i + k);
+        continue;
+      }
+      vec random[4];
+      philox_lanes(seed, block, random);
+      for (std::size_t g = 0; g < 4; ++g) ops::store(out + i + g * width, random[g], false);
+    }
+    for (; i < n; ++i) out[i] = philox_bits(seed, first + i);
+  }
+
   // convert_stochastic_n's kernel: element i (global index first + i) rounds with
   // philox_bits(seed, first + i), as the scalar loop does.  Philox is the cost here (about 25
   // vector instructions per random word), so the output is not streamed.

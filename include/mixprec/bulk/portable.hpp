@@ -197,7 +197,9 @@ struct ops {
   static MIXPREC_SIMD_INLINE vec lane_numbers() { return vec{0, 1, 2, 3}; }
   static MIXPREC_SIMD_INLINE void transpose_blocks(const vec* w, vec* e) {
     for (int j = 0; j < 4; ++j) {
-      for (int t = 0; t < width; ++t) e[j][t] = w[(width * j + t) % 4][(width * j + t) / 4];
+      vec words{};  // built whole, then stored: e may be uninitialised storage
+      for (int t = 0; t < width; ++t) words[t] = w[(width * j + t) % 4][(width * j + t) / 4];
+      e[j] = words;
     }
   }
 };

@@ -93,8 +93,9 @@ struct ops {
     } else if constexpr (Bits == 6) {
       // Four codes in three bytes (mx/packing.hpp: e0 | e1 << 6 | e2 << 12 | e3 << 18): lane 4g + i
       // shifted left by 6i, each group of four ORed into its first lane, those four lanes
-      // compressed into the low quarter and their low three bytes written as twelve (no
-      // non-temporal store of that size: `stream` is not used).  The codes must be below 64.
+      // compressed into the low quarter and their low three bytes written as twelve by a masked
+      // byte store (no non-temporal store of that size: `stream` is not used; through a buffer
+      // and memcpy, MXFP6 rows took 103 µs in cache against 91).  The codes must be below 64.
       (void)stream;
       const __m512i shifted = _mm512_sllv_epi32(v, _mm512_set4_epi32(18, 12, 6, 0));
       const __m512i pairs = _mm512_or_si512(shifted, _mm512_srli_epi64(shifted, 32));
@@ -102,9 +103,7 @@ struct ops {
       const __m128i firsts = _mm512_castsi512_si128(_mm512_maskz_compress_epi32(0x1111, groups));
       const __m128i bytes =
           _mm_shuffle_epi8(firsts, _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1));
-      unsigned char out[16];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out), bytes);
-      std::memcpy(p, out, 12);
+      _mm_mask_storeu_epi8(p, 0x0FFF, bytes);
     } else if constexpr (Bits == 8) {
       store_bytes(p, _mm512_cvtepi32_epi8(v), stream);
     } else {

@@ -50,7 +50,7 @@ MIXPREC_SIMD_INLINE __m256i round_clamp(__m256 x) {
     } else if constexpr (Mode == round_mode::nearest_zero) {
       away = _mm256_cmp_ps(frac, half, _CMP_GT_OQ);
     } else {
-      static_assert(Mode == round_mode::to_odd, "the stochastic modes run the scalar loop");
+      static_assert(Mode == round_mode::to_odd, "the stochastic modes: round_clamp_stochastic");
       const __m256i t_odd = _mm256_and_si256(_mm256_cvttps_epi32(t), _mm256_set1_epi32(1));
       const __m256 t_even = _mm256_castsi256_ps(_mm256_cmpeq_epi32(t_odd, _mm256_setzero_si256()));
       away = _mm256_and_ps(t_even, _mm256_cmp_ps(frac, _mm256_setzero_ps(), _CMP_NEQ_OQ));
@@ -61,6 +61,41 @@ MIXPREC_SIMD_INLINE __m256i round_clamp(__m256 x) {
   return _mm256_cvttps_epi32(r);
 }
 
+// 8 floats rounded stochastically with their random words, clamped to [Lo, Hi], as int32 lanes:
+// intn_convert.hpp's round_to_intn read from the float's bits with integer lane arithmetic.
+// |x| = significand × 2^-shift (shift = 150 - max(field, 1), at least 16 below 2^8); the part
+// cut off at 2^0, as a 32-bit fraction (truncated: round_pack.hpp's round_up), carries into the
+// integer when fraction + random overflows 32 bits, or, with Equal, when anything was cut off
+// and the word's top bit is set.  The variable shifts give 0 for counts of 32 or more (and for
+// the negative counts read as unsigned), which is the scalar rule's value in each such case.
+// |x| >= 2^8 and infinity clamp; NaN gives 0.
+template <bool Equal, int Lo, int Hi>
+MIXPREC_SIMD_INLINE __m256i round_clamp_stochastic(__m256 x, __m256i random) {
+  const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1), thirty_two = _mm256_set1_epi32(32);
+  const __m256i bits = _mm256_castps_si256(x);
+  const __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i field = _mm256_srli_epi32(magnitude, 23);
+  const __m256i hidden = _mm256_andnot_si256(_mm256_cmpeq_epi32(field, zero), _mm256_set1_epi32(0x800000));
+  const __m256i significand = _mm256_or_si256(_mm256_and_si256(magnitude, _mm256_set1_epi32(0x7FFFFF)), hidden);
+  const __m256i shift = _mm256_sub_epi32(_mm256_set1_epi32(150), _mm256_max_epi32(field, one));
+  const __m256i kept = _mm256_srlv_epi32(significand, shift);
+  const __m256i lost = _mm256_sub_epi32(significand, _mm256_sllv_epi32(kept, shift));
+  __m256i carry;  // all ones where the magnitude goes one up
+  if constexpr (Equal) {
+    carry = _mm256_andnot_si256(_mm256_cmpeq_epi32(lost, zero), _mm256_srai_epi32(random, 31));
+  } else {
+    const __m256i fraction = _mm256_or_si256(_mm256_sllv_epi32(lost, _mm256_sub_epi32(thirty_two, shift)),
+                                             _mm256_srlv_epi32(lost, _mm256_sub_epi32(shift, thirty_two)));
+    const __m256i sum = _mm256_add_epi32(fraction, random);  // wrapped: the carry made it smaller
+    carry = _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_max_epu32(sum, fraction), sum), _mm256_set1_epi32(-1));
+  }
+  __m256i rounded = _mm256_sub_epi32(kept, carry);
+  rounded = _mm256_blendv_epi8(rounded, _mm256_set1_epi32(256), _mm256_cmpgt_epi32(field, _mm256_set1_epi32(134)));
+  __m256i value = _mm256_sign_epi32(rounded, bits);  // negated where the sign bit is set (0 stays 0)
+  value = _mm256_min_epi32(_mm256_max_epi32(value, _mm256_set1_epi32(Lo)), _mm256_set1_epi32(Hi));
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000)), value);  // NaN: 0
+}
+
 // 32 codes (0..255 in int32 lanes of a, b, c, d, in that order) as 32 bytes in order.  packus
 // works within 128-bit halves, leaving the dwords as a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7.
 MIXPREC_SIMD_INLINE __m256i bytes_in_order(__m256i a, __m256i b, __m256i c, __m256i d) {
@@ -68,13 +103,20 @@ MIXPREC_SIMD_INLINE __m256i bytes_in_order(__m256i a, __m256i b, __m256i c, __m2
   return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// The codes of in[0..32), one per byte.
+// The codes of in[0..32), one per byte; under stochastic rounding with the words random[0..32).
 template <round_mode Mode, int Lo, int Hi, int Mask>
-MIXPREC_SIMD_INLINE __m256i codes_32(const float* in) {
+MIXPREC_SIMD_INLINE __m256i codes_32(const float* in, const std::uint32_t* random) {
   const __m256i mask = _mm256_set1_epi32(Mask);
   __m256i v[4];
   for (int i = 0; i < 4; ++i) {
-    v[i] = _mm256_and_si256(round_clamp<Mode, Lo, Hi>(_mm256_loadu_ps(in + std::ptrdiff_t{8} * i)), mask);
+    const __m256 x = _mm256_loadu_ps(in + std::ptrdiff_t{8} * i);
+    if constexpr (Mode == round_mode::stochastic || Mode == round_mode::stochastic_equal) {
+      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(random + std::ptrdiff_t{8} * i));
+      v[i] = _mm256_and_si256(round_clamp_stochastic<Mode == round_mode::stochastic_equal, Lo, Hi>(x, words), mask);
+    } else {
+      (void)random;
+      v[i] = _mm256_and_si256(round_clamp<Mode, Lo, Hi>(x), mask);
+    }
   }
   return bytes_in_order(v[0], v[1], v[2], v[3]);
 }
@@ -83,16 +125,20 @@ MIXPREC_SIMD_INLINE __m256i codes_32(const float* in) {
 template <int Bits>
 constexpr std::size_t pack_step = Bits == 4 ? 64 : (Bits == 2 ? 128 : 32);
 
-// Packs in[0..n) (n a multiple of pack_step<Bits>) into n · Bits / 8 bytes.
+// Packs in[0..n) (n a multiple of pack_step<Bits>) into n · Bits / 8 bytes; under stochastic
+// rounding element i takes the word random[i] (null otherwise).
 template <round_mode Mode, int Bits, int Lo, int Hi>
-void pack_floats(const float* in, std::size_t n, unsigned char* out) {
+void pack_floats(const float* in, std::size_t n, unsigned char* out, const std::uint32_t* random = nullptr) {
   constexpr int mask = (1 << Bits) - 1;
-  for (std::size_t i = 0; i < n; i += pack_step<Bits>, in += pack_step<Bits>) {
+  constexpr bool stochastic = Mode == round_mode::stochastic || Mode == round_mode::stochastic_equal;
+  // The words of the 32 elements at in + offset.
+  const auto words = [&](std::size_t offset) { return stochastic ? random + offset : nullptr; };
+  for (std::size_t i = 0; i < n; i += pack_step<Bits>, in += pack_step<Bits>, random = words(pack_step<Bits>)) {
     if constexpr (Bits == 4) {
       // maddubs joins neighbouring bytes: e0 · 1 + e1 · 16, then packus makes them bytes again.
       const __m256i weights = _mm256_set1_epi16(0x1001);
-      const __m256i low = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in), weights);
-      const __m256i high = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + 32), weights);
+      const __m256i low = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in, words(0)), weights);
+      const __m256i high = _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + 32, words(32)), weights);
       const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(low, high), 0b11011000);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), packed);
       out += 32;
@@ -100,8 +146,9 @@ void pack_floats(const float* in, std::size_t n, unsigned char* out) {
       // Pairs into 4-bit fields (maddubs: e0 + 4 e1), pairs of those into bytes (madd: f0 + 16 f1).
       __m256i quads[4];
       for (int q = 0; q < 4; ++q) {
-        const __m256i pairs =
-            _mm256_maddubs_epi16(codes_32<Mode, Lo, Hi, mask>(in + std::ptrdiff_t{32} * q), _mm256_set1_epi16(0x0401));
+        const __m256i pairs = _mm256_maddubs_epi16(
+            codes_32<Mode, Lo, Hi, mask>(in + std::ptrdiff_t{32} * q, words(32 * static_cast<std::size_t>(q))),
+            _mm256_set1_epi16(0x0401));
         quads[q] = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00100001));
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes_in_order(quads[0], quads[1], quads[2], quads[3]));
@@ -109,8 +156,8 @@ void pack_floats(const float* in, std::size_t n, unsigned char* out) {
     } else {
       static_assert(Bits == 1, "packed intn kernels for 1, 2 and 4 bits");
       // Each code's bit 0 to the byte's top bit, then one bit per byte.
-      const auto bits =
-          static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(codes_32<Mode, Lo, Hi, mask>(in), 7)));
+      const auto bits = static_cast<std::uint32_t>(
+          _mm256_movemask_epi8(_mm256_slli_epi16(codes_32<Mode, Lo, Hi, mask>(in, words(0)), 7)));
       std::memcpy(out, &bits, 4);
       out += 4;
     }

@@ -7,6 +7,7 @@
 #include <mixprec/ops/activation.hpp>
 #include <mixprec/ops/detail/blocks.hpp>
 #include <mixprec/ops/detail/scratch.hpp>
+#include <mixprec/ops/operand.hpp>
 #include <mixprec/ops/reduction.hpp>
 
 #include <catch2/catch.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "ops_reference.hpp"
+#include "simd_paths.hpp"
 
 using namespace mixprec;
 using namespace ops_test;
@@ -139,4 +141,32 @@ TEST_CASE("scratch buffers: large ones come back from the matrix memory cache by
   mixprec::release_matrix_memory_cache();
   CHECK(mixprec::matrix_memory_cache_bytes() == 0);
   mixprec::set_matrix_memory_cache_limit(previous);
+}
+
+// as_floats reads the transpose of a row-major matrix through its own rows and a blocked
+// transposition (ops/operand.hpp); every element must be the view's, on every path, for shapes
+// that leave partial 16 × 16 and 8 × 8 blocks, with a padded stride, in float32 and bfloat16.
+TEST_CASE("as_floats of a transposed view equals the view's elements", "[ops][blocks]") {
+  for (const auto& shape : {std::pair<std::size_t, std::size_t>{2, 3}, {17, 33}, {64, 48}, {100, 7}}) {
+    const std::size_t rows = shape.first, cols = shape.second, ld = cols + 5;  // the stored matrix: rows × cols
+    std::vector<float> f(rows * ld);
+    std::vector<bfloat16> b(rows * ld);
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      f[k] = static_cast<float>(k) * 0.25f;
+      b[k] = bfloat16(f[k]);
+    }
+    for (const dtype type : {dtype::float32, dtype::bfloat16}) {
+      const void* data = type == dtype::float32 ? static_cast<const void*>(f.data()) : b.data();
+      const matrix_view x = matrix_view(data, type, rows, cols, ld, 1).transposed();  // cols × rows
+      on_every_path_and_thread_count([&] {
+        const ops::detail::scratch<float> values = ops::detail::as_floats(x);
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < x.rows(); ++i) {
+          for (std::size_t j = 0; j < x.cols(); ++j) bad += values[i * x.cols() + j] != x.value(i, j) ? 1u : 0u;
+        }
+        INFO(to_string(type) << " " << rows << " × " << cols);
+        CHECK(bad == 0);
+      });
+    }
+  }
 }

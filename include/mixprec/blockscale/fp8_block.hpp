@@ -25,6 +25,7 @@
 
 #include "../block_stochastic_rounding.hpp"
 #include "../bulk/dispatch.hpp"
+#include "../bulk/random_words.hpp"
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
 #include "../detail/extent.hpp"
@@ -234,13 +235,20 @@ struct fp8_block_vector_kernels {
 
 // q[c] = the element of x[c] · scale (or x[c] / divisor, correctly rounded, for deepseek_v3)
 // rounded stochastically with the words of indices first, first + 1, ...; saturating.
+// The words come a block at a time from the vector Philox (bulk/random_words.hpp).
 template <class T, class In>
 void convert_stochastically(const In* x, std::size_t n, T* q, float scale, bool divide,
                             const block_stochastic_rounding& sr, std::uint64_t first) {
-  for (std::size_t c = 0; c < n; ++c) {
-    const float v = static_cast<float>(x[c]);
-    const float scaled = divide ? mixprec::detail::divide_nearest(v, scale) : v * scale;
-    q[c] = convert_stochastic<T>(scaled, sr.word(first + c), overflow::saturate);
+  const simd_path path = active_simd_path();
+  std::uint32_t words[fp8_block_size];
+  for (std::size_t begin = 0; begin < n; begin += fp8_block_size) {
+    const std::size_t count = std::min(fp8_block_size, n - begin);
+    mixprec::detail::stochastic_words(path, sr, first + begin, count, words);
+    for (std::size_t c = 0; c < count; ++c) {
+      const float v = static_cast<float>(x[begin + c]);
+      const float scaled = divide ? mixprec::detail::divide_nearest(v, scale) : v * scale;
+      q[begin + c] = convert_stochastic<T>(scaled, words[c], overflow::saturate);
+    }
   }
 }
 

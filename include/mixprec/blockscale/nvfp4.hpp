@@ -26,9 +26,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../block_stochastic_rounding.hpp"
+#include "../bulk/random_words.hpp"
 #include "../detail/philox.hpp"
 #include "../detail/prefetch.hpp"
 #include "../errors.hpp"
@@ -267,17 +269,22 @@ inline std::uint32_t nvfp4_rht_amax_bits(const float* a, std::size_t lda, std::s
 // packed + stride·b for block b: each block's elements times its factor (TE) or divided by it
 // (divide: torchao), in float, then converted nearest-even with saturation, which is
 // nvfp4_element_code's clamp to ±6 and conversion bit for bit; a NaN factor (a NaN scale) gives
-// zero codes.  The kernels' encode_scaled_blocks, or the scalar rule.
+// zero codes.  With `words` (non-null), element p of block b rounds stochastically with
+// words[16 b + p] (stochastic rounding saturates to ±6 from any value beyond it, as the clamp
+// does).  The kernels' encode_scaled_blocks, or the scalar rule.
 inline void nvfp4_encode_blocks(simd_path path, bool divide, const float* x, std::size_t blocks, const float* factors,
-                                unsigned char* packed, std::size_t stride) {
+                                unsigned char* packed, std::size_t stride, const std::uint32_t* words = nullptr) {
   const bool vectorised = mixprec::detail::with_kernels(path, [&](auto target) {
     using kernels = decltype(target);
-    if (divide) {
-      kernels::template encode_scaled_blocks<float4_e2m1fn, true, nvfp4_block_size, 4>(x, blocks, factors, packed,
-                                                                                       stride);
+    const auto encode = [&](auto divide_tag, auto stochastic_tag) {
+      kernels::template encode_scaled_blocks<float4_e2m1fn, decltype(divide_tag)::value, nvfp4_block_size, 4,
+                                             decltype(stochastic_tag)::value>(x, blocks, factors, packed, stride,
+                                                                              words);
+    };
+    if (words != nullptr) {
+      divide ? encode(std::true_type{}, std::true_type{}) : encode(std::false_type{}, std::true_type{});
     } else {
-      kernels::template encode_scaled_blocks<float4_e2m1fn, false, nvfp4_block_size, 4>(x, blocks, factors, packed,
-                                                                                        stride);
+      divide ? encode(std::true_type{}, std::false_type{}) : encode(std::false_type{}, std::false_type{});
     }
   });
   if (vectorised) return;
@@ -286,7 +293,8 @@ inline void nvfp4_encode_blocks(simd_path path, bool divide, const float* x, std
     const float f = factors[b];
     for (std::size_t p = 0; p < nvfp4_block_size; ++p) {
       const float element = x[b * nvfp4_block_size + p];
-      codes[p] = detail::is_nan(f) ? 0 : nvfp4_element_code(divide ? element / f : element * f, false, 0);
+      const std::uint32_t word = words != nullptr ? words[b * nvfp4_block_size + p] : 0;
+      codes[p] = detail::is_nan(f) ? 0 : nvfp4_element_code(divide ? element / f : element * f, words != nullptr, word);
     }
     mixprec::detail::pack_codes<4>(codes, nvfp4_block_size, packed + b * stride);
   }
@@ -307,7 +315,8 @@ struct nvfp4_block_run {
 // factors, then the scaled elements' e2m1 codes (nvfp4_encode_blocks), packed two per byte; the
 // padding's codes are zeroed.  Each step is the scalar rule's operation on the same operands
 // (nvfp4_rules.hpp), so the bits are the scalar reference's on every path.  Stochastic rounding
-// goes element by element (each its Philox word).
+// takes the same kernel with each element's Philox word (the run's words made together in vector
+// lanes: bulk/random_words.hpp).
 inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t count, std::size_t valid,
                                   nvfp4_block_run run, nvfp4_matrix& m, const std::vector<std::uint32_t>& tile_amax,
                                   const nvfp4_options& o) {
@@ -316,7 +325,9 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
   const std::size_t tiles_across = (m.cols() + block - 1) / block;
   const std::size_t stride = run.line_step * m.blocks_per_line() + run.j_step;  // between the run's blocks
   std::uint32_t amax_bits[nvfp4_batch_blocks];
-  float unrounded[nvfp4_batch_blocks], scale_values[nvfp4_batch_blocks], factor[nvfp4_batch_blocks];
+  // unrounded: zeroed only because GCC 12 cannot see that its first `count` entries are written
+  // before convert_n_serial reads them (-Wmaybe-uninitialized, once the stochastic words inlined).
+  float unrounded[nvfp4_batch_blocks] = {}, scale_values[nvfp4_batch_blocks], factor[nvfp4_batch_blocks];
   float8_ue4m3 scales[nvfp4_batch_blocks];
   if (tile_amax.empty()) {
     nvfp4_block_amax_bits(path, x, count, amax_bits);
@@ -351,23 +362,23 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
   unsigned char* packed = m.block_data(run.line, run.j);
   const std::size_t packed_stride = stride * (block / 2);
   const nvfp4_stochastic_rounding& sr = o.stochastic;
+  std::uint32_t words[nvfp4_batch_blocks * block];  // stochastic rounding's, block k's at 16 k
   if (sr.enabled) {
+    // Block k's first element index; the run's blocks are often consecutive in it (a row-wise
+    // run along its line), and then their words are made in one call (bulk/random_words.hpp).
     const std::uint64_t copy_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t line = run.line + k * run.line_step, j = run.j + k * run.j_step;
-      const std::uint64_t base = copy_base + std::uint64_t{line} * m.line_length() + j * block;
-      unsigned char codes[block];
-      for (std::size_t p = 0; p < block; ++p) {
-        const float f = factor[k], element = x[k * block + p];
-        codes[p] = p < valid && !detail::is_nan(f)
-                       ? nvfp4_element_code(te ? element * f : element / f, true, sr.word(base + p))
-                       : 0;
-      }
-      mixprec::detail::pack_codes<4>(codes, block, packed + k * packed_stride);
+    const auto base = [&](std::size_t k) {
+      return copy_base + std::uint64_t{run.line + k * run.line_step} * m.line_length() +
+             (run.j + k * run.j_step) * block;
+    };
+    if (count > 1 && base(1) - base(0) == block) {
+      mixprec::detail::stochastic_words(path, sr, base(0), count * block, words);
+    } else {
+      for (std::size_t k = 0; k < count; ++k)
+        mixprec::detail::stochastic_words(path, sr, base(k), block, words + k * block);
     }
-    return;
   }
-  nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride);
+  nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride, sr.enabled ? words : nullptr);
   if (valid < block) {
     for (std::size_t k = 0; k < count; ++k) {
       for (std::size_t p = valid; p < block; ++p)

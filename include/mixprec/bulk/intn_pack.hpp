@@ -23,6 +23,7 @@
 #include "../intn_convert.hpp"
 #include "../intn_packing.hpp"
 #include "dispatch.hpp"
+#include "random_words.hpp"
 #include "simd_path.hpp"
 #include "x86/intn_avx2.hpp"
 
@@ -55,9 +56,8 @@ void check_intn_bulk_arguments(const char* function, const void* floats, const u
 
 // The portable loop: the scalar conversion into codes, SWAR packing (detail/packed_codes.hpp).
 // `first` is in[0]'s index in the whole call (for the random words).  Under stochastic rounding
-// a piece's random words come first, from the path's vector Philox (kernels::philox_words: a
-// Philox evaluation per element took 20 ns of the 20.5 an element cost) or, without vector
-// kernels, from philox_sequence (one evaluation per four elements).
+// a piece's random words come first, in vector lanes (bulk/random_words.hpp: a Philox evaluation
+// per element took 20 ns of the 20.5 an element cost).
 template <class T, round_mode Mode>
 void pack_portable(simd_path path, const float* in, std::size_t n, unsigned char* out, std::uint64_t seed,
                    std::size_t first) {
@@ -67,14 +67,7 @@ void pack_portable(simd_path path, const float* in, std::size_t n, unsigned char
   std::uint32_t random[stochastic ? intn_piece : 1] = {};
   for (std::size_t begin = 0; begin < n; begin += intn_piece) {
     const std::size_t count = n - begin < intn_piece ? n - begin : intn_piece;
-    if constexpr (stochastic) {
-      const bool vectorised =
-          with_kernels(path, [&](auto target) { decltype(target)::philox_words(seed, first + begin, count, random); });
-      if (!vectorised) {
-        philox_sequence words(seed, first + begin);
-        for (std::size_t i = 0; i < count; ++i) random[i] = words.next();
-      }
-    }
+    if constexpr (stochastic) philox_words(path, seed, 0, 0, first + begin, count, random);
     for (std::size_t i = 0; i < count; ++i) {
       codes[i] =
           intn_code_from<T, ieee_binary32>(bit_cast<std::uint32_t>(in[begin + i]), Mode, stochastic ? random[i] : 0);
@@ -101,7 +94,7 @@ void pack_on(simd_path path, const float* in, std::size_t n, unsigned char* out,
       std::uint32_t random[intn_piece];
       for (std::size_t begin = 0; begin < vectorised; begin += intn_piece) {
         const std::size_t count = vectorised - begin < intn_piece ? vectorised - begin : intn_piece;
-        with_kernels(path, [&](auto target) { decltype(target)::philox_words(seed, first + begin, count, random); });
+        philox_words(path, seed, 0, 0, first + begin, count, random);
         intn_avx2::pack_floats<Mode, bits, T::min_value, T::max_value>(in + begin, count, out + begin / 8 * bits,
                                                                        random);
       }

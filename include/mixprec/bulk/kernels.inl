@@ -454,12 +454,15 @@ struct kernels {
   }
 
   // Philox-4x32-10 (detail/philox.hpp) for ops::width consecutive blocks from `block`, one block
-  // per lane, transposed so that random[j] holds the bits of elements 4 × block + j × width + t.
-  static MIXPREC_SIMD_INLINE void philox_lanes(std::uint64_t seed, std::uint64_t block, typename ops::vec* random) {
+  // per lane, transposed so that random[j] holds the bits of elements 4 × block + j × width + t;
+  // the counter's upper words are (tensor, step), as philox_bits(seed, tensor, step, index) has
+  // them ((0, 0): philox_bits(seed, index)).
+  static MIXPREC_SIMD_INLINE void philox_lanes(std::uint64_t seed, std::uint64_t block, typename ops::vec* random,
+                                               std::uint32_t tensor = 0, std::uint32_t step = 0) {
     using vec = typename ops::vec;
     using constants = philox_constants;
     vec c[4] = {ops::add(ops::set1(static_cast<std::uint32_t>(block)), ops::lane_numbers()),
-                ops::set1(static_cast<std::uint32_t>(block >> 32)), ops::set1(0), ops::set1(0)};
+                ops::set1(static_cast<std::uint32_t>(block >> 32)), ops::set1(tensor), ops::set1(step)};
     auto key0 = static_cast<std::uint32_t>(seed);
     auto key1 = static_cast<std::uint32_t>(seed >> 32);
     for (int round = 0; round < constants::rounds; ++round) {
@@ -477,24 +480,35 @@ struct kernels {
     ops::transpose_blocks(c, random);
   }
 
-  // out[i] = philox_bits(seed, first + i) for i < n: the vector Philox of encode_stochastic, for
-  // the stochastic rounding that runs element by element (bulk/intn_pack.hpp's narrow integers).
-  static void philox_words(std::uint64_t seed, std::uint64_t first, std::size_t n, std::uint32_t* out) {
+  // out[i] = philox_bits(seed, tensor, step, first + i) for i < n: the vector Philox of
+  // encode_stochastic, for the stochastic rounding that runs element by element (the narrow
+  // integers' packing, the block quantisers' words: bulk/random_words.hpp).  A short end still
+  // takes a whole vector of blocks, of which it keeps what it needs.
+  static void philox_words(std::uint64_t seed, std::uint32_t tensor, std::uint32_t step, std::uint64_t first,
+                           std::size_t n, std::uint32_t* out) {
     using vec = typename ops::vec;
     constexpr std::size_t width = ops::width;
+    const auto scalar = [&](std::size_t i) { out[i] = philox_bits(seed, tensor, step, first + i); };
     std::size_t i = 0;
-    for (; i < n && (first + i) % 4 != 0; ++i) out[i] = philox_bits(seed, first + i);  // to a block boundary
-    for (; i + 4 * width <= n; i += 4 * width) {
+    for (; i < n && (first + i) % 4 != 0; ++i) scalar(i);  // to a block boundary
+    while (i < n) {
       const std::uint64_t block = (first + i) / 4;
+      const std::size_t take = std::min(n - i, 4 * width);
       if (static_cast<std::uint32_t>(block) > 0xFFFFFFFFu - (width - 1)) {  // the low word would wrap
-        for (std::size_t k = 0; k < 4 * width; ++k) out[i + k] = philox_bits(seed, first + i + k);
-        continue;
+        for (std::size_t k = 0; k < take; ++k) scalar(i + k);
+      } else {
+        vec random[4];
+        philox_lanes(seed, block, random, tensor, step);
+        if (take == 4 * width) {
+          for (std::size_t g = 0; g < 4; ++g) ops::store(out + i + g * width, random[g], false);
+        } else {
+          std::uint32_t words[4 * width];
+          for (std::size_t g = 0; g < 4; ++g) ops::store(words + g * width, random[g], false);
+          std::memcpy(out + i, words, take * sizeof(std::uint32_t));
+        }
       }
-      vec random[4];
-      philox_lanes(seed, block, random);
-      for (std::size_t g = 0; g < 4; ++g) ops::store(out + i + g * width, random[g], false);
+      i += take;
     }
-    for (; i < n; ++i) out[i] = philox_bits(seed, first + i);
   }
 
   // convert_stochastic_n's kernel: element i (global index first + i) rounds with
@@ -742,10 +756,13 @@ struct kernels {
   // as mx/packing.hpp).  A NaN factor marks a block without a finite scale: its codes are all zero.
   // Lanes the vector rounding cannot finish (a product at or beyond To's overflow threshold, NaN)
   // are redone by the scalar conversion of the same float product or quotient, so every code is
-  // the scalar one (tests/blockscale/nvfp4_quantize_test.cpp checks every path).
-  template <class To, bool Divide, std::size_t Block, int CodeBits>
+  // the scalar one (tests/blockscale/nvfp4_quantize_test.cpp checks every path).  With Stochastic,
+  // element p of block b rounds stochastically with the word words[Block·b + p] instead (its
+  // random bits at the top, as block_stochastic_rounding::word gives them), saturating.
+  template <class To, bool Divide, std::size_t Block, int CodeBits, bool Stochastic = false>
   static void encode_scaled_blocks(const float* in, std::size_t blocks, const float* factors, unsigned char* codes,
-                                   std::size_t out_stride) {
+                                   std::size_t out_stride, const std::uint32_t* words = nullptr) {
+    constexpr round_mode mode = Stochastic ? round_mode::stochastic : round_mode::nearest_even;
     using vec = typename ops::vec;
     constexpr std::size_t width = ops::width, vectors = Block / width;
     static_assert(Block % width == 0 && width * CodeBits % 8 == 0, "a block is whole vectors of whole bytes");
@@ -762,9 +779,10 @@ struct kernels {
 #pragma GCC unroll 8
       for (std::size_t k = 0; k < vectors; ++k) {
         const vec v = ops::load(x + k * width);
+        const std::uint32_t* random = Stochastic ? words + b * Block + k * width : nullptr;
         typename ops::mask exact;
-        vec lanes = encode_lanes<To, round_mode::nearest_even>(
-            Divide ? ops::divide_float(v, f) : ops::multiply_float(v, f), exact);
+        vec lanes = encode_lanes<To, mode>(Divide ? ops::divide_float(v, f) : ops::multiply_float(v, f), exact,
+                                           Stochastic ? ops::load(random) : typename ops::vec{});
         const unsigned done = ops::lanes(exact);
         if (done != ops::all_lanes) {
           std::uint32_t fixed[width];
@@ -772,7 +790,7 @@ struct kernels {
           for (std::size_t lane = 0; lane < width; ++lane) {
             if ((done >> lane & 1u) != 0) continue;
             const float y = Divide ? x[k * width + lane] / f : x[k * width + lane] * f;
-            fixed[lane] = convert_value<To>(y, round_mode::nearest_even, overflow::saturate, 0).bits();
+            fixed[lane] = convert_value<To>(y, mode, overflow::saturate, Stochastic ? random[lane] : 0).bits();
           }
           lanes = ops::load(fixed);
         }

@@ -45,6 +45,7 @@
 
 #include "../block_stochastic_rounding.hpp"
 #include "../bulk/dispatch.hpp"
+#include "../bulk/random_words.hpp"
 #include "../bulk/simd_path.hpp"
 #include "../convert.hpp"
 #include "../detail/extent.hpp"
@@ -281,6 +282,7 @@ void mx_quantize_lines_stochastic(const float* a, std::size_t lda, mx_matrix<T>&
                                   const mx_tile_amaxes* tiles, const block_stochastic_rounding& sr, std::size_t first,
                                   std::size_t last) {
   constexpr int bits = mx_element<T>::bits;
+  const simd_path path = active_simd_path();
   const bool by_rows = m.axis() == mx_axis::rows;
   const std::size_t length = m.line_length();
   const std::uint64_t base = by_rows ? 0 : std::uint64_t{m.rows()} * m.cols();
@@ -300,14 +302,15 @@ void mx_quantize_lines_stochastic(const float* a, std::size_t lda, mx_matrix<T>&
       with_block_factor<T>(rule, nullptr, [&](auto factor_of) { factor = factor_of(0, largest, code); });
       reinterpret_cast<unsigned char*>(m.scales())[index] = code;
       unsigned char codes[mx_block_size] = {};
-      for (std::size_t p = p0; p < p1 && factor != 0.0f; ++p) {
-        const std::uint64_t i = base + std::uint64_t{line} * length + p;  // both axes: line × length + position
+      std::uint32_t words[mx_block_size];  // element p's at p - p0, from the vector Philox (bulk/random_words.hpp)
+      if (factor != 0.0f) stochastic_words(path, sr, base + std::uint64_t{line} * length + p0, p1 - p0, words);
+      for (std::size_t p = p0; p < p1 && factor != 0.0f; ++p) {  // element i = base + line × length + p, both axes
         const float scaled = x[p - p0] * factor;
         if constexpr (std::is_same<T, mxint8_element>::value) {
-          codes[p - p0] = mxint8_element::stochastic(scaled, sr.word(i)).bits();
+          codes[p - p0] = mxint8_element::stochastic(scaled, words[p - p0]).bits();
         } else {
           codes[p - p0] =
-              static_cast<unsigned char>(convert_stochastic<T>(scaled, sr.word(i), overflow::saturate).bits());
+              static_cast<unsigned char>(convert_stochastic<T>(scaled, words[p - p0], overflow::saturate).bits());
         }
       }
       if constexpr (bits == 8) {

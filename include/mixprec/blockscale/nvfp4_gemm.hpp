@@ -29,8 +29,8 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "../detail/bits.hpp"
 #include "../errors.hpp"
@@ -77,8 +77,10 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
   // a table of the 16 codes per scale code, filled as scales turn up.
   std::uint16_t table[256][16];
   bool filled[256] = {};
+  // Into storage that is not zeroed first (every element is written), two codes per byte (element
+  // 2k in the low nibble, mx/packing.hpp).
   const auto decoded = [&](const nvfp4_matrix& m, std::size_t lines) {
-    std::vector<bfloat16> values(lines * length);
+    std::unique_ptr<bfloat16[]> values(new bfloat16[lines * length]);
     for (std::size_t l = 0; l < lines; ++l) {
       for (std::size_t kb = 0; kb < blocks; ++kb) {
         const float8_ue4m3 scale_code = m.scale(l, kb);
@@ -92,10 +94,11 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
           filled[sc] = true;
         }
         const unsigned char* codes = m.block_data(l, kb);
-        bfloat16* out = values.data() + l * length + kb * nvfp4_block_size;
-        for (std::size_t k = 0; k < nvfp4_block_size; ++k) {
-          out[k] =
-              mixprec::detail::code_access::make<bfloat16>(table[sc][mixprec::detail::read_packed_code<4>(codes, k)]);
+        bfloat16* out = values.get() + l * length + kb * nvfp4_block_size;
+        for (std::size_t k = 0; k < nvfp4_block_size / 2; ++k) {
+          out[2 * k] = mixprec::detail::code_access::make<bfloat16>(table[sc][codes[k] & 0x0Fu]);
+          out[2 * k + 1] =
+              mixprec::detail::code_access::make<bfloat16>(table[sc][static_cast<unsigned>(codes[k]) >> 4]);
         }
       }
     }
@@ -110,7 +113,7 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
     }
     return;
   }
-  const std::vector<bfloat16> qa = decoded(a, M), qb = decoded(b, N);
+  const std::unique_ptr<bfloat16[]> qa = decoded(a, M), qb = decoded(b, N);
   // Each block's product is Σ_k (q_a s_a)(q_b s_b) = (Σ_k q_a q_b) · (s_a s_b) = t_b: every partial
   // sum in any order is a multiple of s_a s_b / 4 below 576 s_a s_b, at most 20 bits, so gemm's
   // kernels (sequential, pairs swapped or AMX chunks) all give it exactly; gemm's own epilogue
@@ -118,7 +121,7 @@ inline void nvfp4_gemm(float alpha, const nvfp4_matrix& a, const nvfp4_matrix& b
   // order, and the epilogue below round, as above.
   // The running sums in a compact scratch tile (gemm goes over them once per 16 k: kept in L2, not
   // strided through C), written to C with the epilogue after the last block.
-  detail::for_each_block_product(qa.data(), length, qb.data(), length, M, N, length, nvfp4_block_size,
+  detail::for_each_block_product(qa.get(), length, qb.get(), length, M, N, length, nvfp4_block_size,
                                  detail::block_sums::by_gemm, nullptr, 0, [&](const detail::block_product& p) {
                                    for (std::size_t r = 0; r < p.rows; ++r) {
                                      const float* acc = p.sums + r * p.sums_ld;

@@ -324,11 +324,12 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
   const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
   const std::size_t tiles_across = (m.cols() + block - 1) / block;
   const std::size_t stride = run.line_step * m.blocks_per_line() + run.j_step;  // between the run's blocks
-  std::uint32_t amax_bits[nvfp4_batch_blocks];
-  // unrounded: zeroed only because GCC 12 cannot see that its first `count` entries are written
-  // before convert_n_serial reads them (-Wmaybe-uninitialized, once the stochastic words inlined).
-  float unrounded[nvfp4_batch_blocks] = {}, scale_values[nvfp4_batch_blocks], factor[nvfp4_batch_blocks];
-  float8_ue4m3 scales[nvfp4_batch_blocks];
+  // Zeroed only because GCC 12 cannot always see that the first `count` entries are written before
+  // the bulk conversions read them (-Wmaybe-uninitialized in some callers once the stochastic
+  // words were inlined); a few hundred bytes per batch of 64 blocks.
+  std::uint32_t amax_bits[nvfp4_batch_blocks] = {};
+  float unrounded[nvfp4_batch_blocks] = {}, scale_values[nvfp4_batch_blocks] = {}, factor[nvfp4_batch_blocks] = {};
+  float8_ue4m3 scales[nvfp4_batch_blocks] = {};
   if (tile_amax.empty()) {
     nvfp4_block_amax_bits(path, x, count, amax_bits);
   } else {
@@ -362,8 +363,8 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
   unsigned char* packed = m.block_data(run.line, run.j);
   const std::size_t packed_stride = stride * (block / 2);
   const nvfp4_stochastic_rounding& sr = o.stochastic;
-  std::uint32_t words[nvfp4_batch_blocks * block];  // stochastic rounding's, block k's at 16 k
   if (sr.enabled) {
+    std::uint32_t words[nvfp4_batch_blocks * block];  // block k's at 16 k
     // Block k's first element index; the run's blocks are often consecutive in it (a row-wise
     // run along its line), and then their words are made in one call (bulk/random_words.hpp).
     const std::uint64_t copy_base = by_columns ? std::uint64_t{m.rows()} * m.cols() : 0;
@@ -377,8 +378,10 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
       for (std::size_t k = 0; k < count; ++k)
         mixprec::detail::stochastic_words(path, sr, base(k), block, words + k * block);
     }
+    nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride, words);
+  } else {
+    nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride);
   }
-  nvfp4_encode_blocks(path, !te, x, count, factor, packed, packed_stride, sr.enabled ? words : nullptr);
   if (valid < block) {
     for (std::size_t k = 0; k < count; ++k) {
       for (std::size_t p = valid; p < block; ++p)

@@ -324,11 +324,12 @@ inline void nvfp4_quantize_blocks(simd_path path, const float* x, std::size_t co
   const bool by_columns = m.columnwise(), te = m.rule() == nvfp4_rule::transformer_engine;
   const std::size_t tiles_across = (m.cols() + block - 1) / block;
   const std::size_t stride = run.line_step * m.blocks_per_line() + run.j_step;  // between the run's blocks
-  // Zeroed only because GCC 12 cannot always see that the first `count` entries are written before
-  // the bulk conversions read them (-Wmaybe-uninitialized in some callers once the stochastic
-  // words were inlined); a few hundred bytes per batch of 64 blocks.
-  std::uint32_t amax_bits[nvfp4_batch_blocks] = {};
-  float unrounded[nvfp4_batch_blocks] = {}, scale_values[nvfp4_batch_blocks] = {}, factor[nvfp4_batch_blocks] = {};
+  std::uint32_t amax_bits[nvfp4_batch_blocks];
+  float scale_values[nvfp4_batch_blocks], factor[nvfp4_batch_blocks];
+  // The inputs of the two bulk conversions below are zeroed only because GCC 12 cannot always see
+  // that their first `count` entries are written before they are read (-Wmaybe-uninitialized in
+  // some callers, a false report); 320 bytes per batch of 64 blocks.
+  float unrounded[nvfp4_batch_blocks] = {};
   float8_ue4m3 scales[nvfp4_batch_blocks] = {};
   if (tile_amax.empty()) {
     nvfp4_block_amax_bits(path, x, count, amax_bits);

@@ -638,27 +638,15 @@ struct kernels {
                   "codes of 8 bits, or of 6 or 4 packed as mx/packing.hpp packs them");
     constexpr std::size_t width = ops::width, block = 32, vectors = block / width;
     static_assert(block % width == 0, "a block is a whole number of vectors");
-    const vec absolute = ops::set1(0x7FFF'FFFFu);
-    // `width` blocks at a time, in three passes: their amaxes, one per lane (a reduction of all
-    // of them at once, not one horizontal maximum per block); their scales, by the scalar rule;
+    // `width` blocks at a time, in three passes: their amaxes (block_magnitude_bits: all of them
+    // reduced at once, not one horizontal maximum per block); their scales, by the scalar rule;
     // their codes, the blocks read again from L1.  The passes do not wait on each other block by
     // block, as one pass per block did (amax, then scale, then codes: a chain of about 50 cycles).
     for (std::size_t first = 0; first < blocks; first += width) {
       const std::size_t count = std::min<std::size_t>(width, blocks - first);
       const float* group = in + first * block;
-      vec largest[width];
-#pragma GCC unroll 16
-      for (std::size_t j = 0; j < width; ++j) {
-        vec m = ops::set1(0);
-        if (j < count) {
-#pragma GCC unroll 8
-          for (std::size_t k = 0; k < vectors; ++k)
-            m = ops::max_u(m, ops::and_(ops::load(group + j * block + k * width), absolute));
-        }
-        largest[j] = m;
-      }
       std::uint32_t amax[width];
-      ops::store(amax, ops::horizontal_max_u_each(largest), false);
+      block_magnitude_bits<block>(group, count, amax);
       float factors[width];
       std::uint32_t unscaled = 0;  // bit j: block first + j has no finite scale
       for (std::size_t j = 0; j < count; ++j) {
@@ -720,33 +708,33 @@ struct kernels {
   }
 
   // The largest |x| (as float bits, NaN bits above infinity's) of each of `blocks` blocks of Block
-  // consecutive floats at in + Block·b, into largest[b]: the block amaxes of NVFP4 (blockscale/
-  // nvfp4.hpp), whose blocks of 16 are too short for a scalar chain to keep up.
+  // consecutive floats at in + Block·b, into largest[b]: the block amaxes of NVFP4, fp8 blocks and
+  // MX (encode_blocks), a vector's width of blocks reduced together (ops::horizontal_max_u_each).
   template <std::size_t Block>
   static void block_magnitude_bits(const float* in, std::size_t blocks, std::uint32_t* largest) {
     using vec = typename ops::vec;
     constexpr std::size_t width = ops::width, vectors = Block / width;
     static_assert(Block % width == 0, "a block is a whole number of vectors");
     const vec absolute = ops::set1(0x7FFF'FFFFu);
-    std::size_t b = 0;
-    for (; b + width <= blocks; b += width) {  // `width` blocks' maxima reduced together (encode_blocks)
+    for (std::size_t b = 0; b < blocks; b += width) {  // `width` blocks' maxima reduced together
+      const std::size_t count = std::min<std::size_t>(width, blocks - b);
       vec m[width];
 #pragma GCC unroll 16
       for (std::size_t j = 0; j < width; ++j) {
+        m[j] = ops::set1(0);  // past the last block: zero, not read back
+        if (j >= count) continue;
         const float* x = in + (b + j) * Block;
-        m[j] = ops::and_(ops::load(x), absolute);
 #pragma GCC unroll 8
-        for (std::size_t k = 1; k < vectors; ++k)
+        for (std::size_t k = 0; k < vectors; ++k)
           m[j] = ops::max_u(m[j], ops::and_(ops::load(x + k * width), absolute));
       }
-      ops::store(largest + b, ops::horizontal_max_u_each(m), false);
-    }
-    for (; b < blocks; ++b) {
-      const float* x = in + b * Block;
-      vec m = ops::and_(ops::load(x), absolute);
-#pragma GCC unroll 8
-      for (std::size_t k = 1; k < vectors; ++k) m = ops::max_u(m, ops::and_(ops::load(x + k * width), absolute));
-      largest[b] = ops::horizontal_max_u(m);
+      if (count == width) {
+        ops::store(largest + b, ops::horizontal_max_u_each(m), false);
+      } else {
+        std::uint32_t each[width];
+        ops::store(each, ops::horizontal_max_u_each(m), false);
+        std::memcpy(largest + b, each, count * sizeof(std::uint32_t));
+      }
     }
   }
 

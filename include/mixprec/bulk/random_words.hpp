@@ -24,15 +24,7 @@ inline void philox_words(simd_path path, std::uint64_t seed, std::uint32_t tenso
   const bool vectorised =
       with_kernels(path, [&](auto target) { decltype(target)::philox_words(seed, tensor, step, first, n, out); });
   if (vectorised) return;
-  // No vector kernels in the build: one evaluation per block of four words.
-  for (std::size_t i = 0; i < n;) {
-    const std::uint64_t index = first + i, block = index >> 2;
-    const philox_block counter{
-        {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), tensor, step}};
-    const philox_block words =
-        philox4x32_10(counter, static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
-    for (std::size_t w = index & 3; w < 4 && i < n; ++w, ++i) out[i] = words.word[w];
-  }
+  for (std::size_t i = 0; i < n; ++i) out[i] = philox_bits(seed, tensor, step, first + i);  // no vector kernels
 }
 
 // The words of sr's stream, its k random bits at the top (block_stochastic_rounding::word).

@@ -16,11 +16,13 @@
 #include <mixprec/blockscale/nvfp4.hpp>
 #include <mixprec/bulk/convert_n.hpp>
 #include <mixprec/bulk/quantize.hpp>
+#include <mixprec/matrix.hpp>
 #include <mixprec/mx/quantize.hpp>
 #include <mixprec/scaling/fp8/current_scaling.hpp>
 #include <mixprec/scaling/fp8/delayed_scaler.hpp>
 #include <mixprec/scaling/fp8/quantization_statistics.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -102,6 +104,18 @@ void tensor_statistics_alone(benchmark::State& state) {
 
 constexpr std::size_t matrix_side(std::size_t n) { return n == (std::size_t{1} << 26) ? 8192 : 512; }
 
+// The side × side matrix of gaussian_input's values with 64-byte aligned rows, as a mixprec::matrix
+// (a training step's operands) holds them: a std::vector's large storage starts 16 bytes into a
+// cache line, so that every vector load of a column-wise pass (32 rows a block) touched two lines.
+const float* gaussian_matrix(std::size_t side) {
+  static matrix a;
+  if (a.rows() != side) {
+    a = matrix(dtype::float32, side, side);
+    std::copy_n(gaussian_input(side * side).data(), side * side, a.data<float>());
+  }
+  return a.data<float>();
+}
+
 template <class T>
 constexpr std::size_t mx_traffic_per_32() {
   return 32 * 4 + mx_element<T>::block_bytes + 1;
@@ -110,9 +124,9 @@ constexpr std::size_t mx_traffic_per_32() {
 template <class T, mx_axis Axis>
 void mx_quantize_matrix(benchmark::State& state) {
   const std::size_t side = matrix_side(elements(state));
-  const std::vector<float>& a = gaussian_input(side * side);
+  const float* a = gaussian_matrix(side);
   mx_matrix<T> m(side, side, Axis);
-  time_pass(state, mx_traffic_per_32<T>(), [&] { mx_quantize(a.data(), side, m); });
+  time_pass(state, mx_traffic_per_32<T>(), [&] { mx_quantize(a, side, m); });
 }
 
 template <class T>
@@ -126,12 +140,12 @@ void mx_dequantize_rows(benchmark::State& state) {
 template <blockscale::fp8_block_kind Kind>
 void fp8_block_quantize_matrix(benchmark::State& state) {
   const std::size_t side = matrix_side(elements(state));
-  const std::vector<float>& a = gaussian_input(side * side);
+  const float* a = gaussian_matrix(side);
   blockscale::fp8_block_options o;
   o.kind = Kind;
   blockscale::fp8_block_matrix<float8_e4m3fn> m(side, side, Kind, o.rule);
   time_pass(state, Kind == blockscale::fp8_block_kind::row_1x128 ? 161 : 160,
-            [&] { blockscale::fp8_block_quantize(a.data(), side, m, o); });
+            [&] { blockscale::fp8_block_quantize(a, side, m, o); });
 }
 
 // The NVFP4 copies TE makes: activations and gradients row-wise (1×16), weights in 16×16 tiles,
@@ -143,20 +157,20 @@ enum class nvfp4_copy { rowwise, rowwise_16x16, columnwise, columnwise_rht };
 template <nvfp4_copy Copy>
 void nvfp4_quantize_matrix(benchmark::State& state) {
   const std::size_t side = matrix_side(elements(state));
-  const std::vector<float>& a = gaussian_input(side * side);
+  const float* a = gaussian_matrix(side);
   blockscale::nvfp4_options o;
   o.rowwise = Copy == nvfp4_copy::rowwise || Copy == nvfp4_copy::rowwise_16x16;
   o.columnwise = !o.rowwise;
   o.columnwise_rht.enabled = Copy == nvfp4_copy::columnwise_rht;
   if (Copy == nvfp4_copy::rowwise_16x16) o.tile = blockscale::nvfp4_tile::square_16;
   blockscale::nvfp4_tensor t;
-  time_pass(state, 146, [&] { blockscale::nvfp4_quantize(a.data(), side, side, side, t, o); });
+  time_pass(state, 146, [&] { blockscale::nvfp4_quantize(a, side, side, side, t, o); });
 }
 
 void nvfp4_fresh_tensor(benchmark::State& state) {
   const std::size_t side = matrix_side(elements(state));
-  const std::vector<float>& a = gaussian_input(side * side);
-  time_pass(state, 146, [&] { benchmark::DoNotOptimize(blockscale::nvfp4_quantize(a.data(), side, side, side)); });
+  const float* a = gaussian_matrix(side);
+  time_pass(state, 146, [&] { benchmark::DoNotOptimize(blockscale::nvfp4_quantize(a, side, side, side)); });
 }
 
 constexpr std::int64_t in_cache = 1 << 18, in_memory = 1 << 26;

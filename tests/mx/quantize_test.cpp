@@ -235,6 +235,7 @@ TEMPLATE_TEST_CASE("MX quantisation equals the spec's algorithm, within the erro
   check_every_path<TestType>(45, 100, 100);  // partial blocks both ways
   check_every_path<TestType>(64, 96, 101);   // whole blocks, padded rows
   check_every_path<TestType>(1, 33, 33);
+  check_every_path<TestType>(33, 520, 521);  // column-wise: a whole group of 512 columns and a partial one
 }
 
 TEST_CASE("large matrices give the same bits on one and two threads", "[mx]") {

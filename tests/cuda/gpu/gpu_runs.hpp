@@ -64,6 +64,16 @@ template <class From, class To>
 std::vector<To> convert_n(const std::vector<From>& in, std::size_t in_offset, std::size_t out_offset,
                           mixprec::rounding r, mixprec::overflow o);
 
+// The same under a subnormal policy, and gpu::convert_stochastic_n (element i with the word
+// philox_bits(seed, i)).
+template <class From, class To>
+std::vector<To> convert_n(const std::vector<From>& in, std::size_t in_offset, std::size_t out_offset,
+                          mixprec::rounding r, mixprec::overflow o, mixprec::subnormals s);
+template <class To>
+std::vector<To> convert_stochastic_n(const std::vector<float>& in, std::size_t in_offset, std::size_t out_offset,
+                                     std::uint64_t seed, mixprec::overflow o, mixprec::stochastic_rule rule,
+                                     mixprec::subnormals s);
+
 // gpu::quantize_n (scale as a value, or in device memory), returning amax; q receives the codes.
 template <class To>
 float quantize_n(const std::vector<float>& in, std::size_t offset, std::vector<To>& q, float scale,

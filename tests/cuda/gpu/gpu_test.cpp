@@ -6,6 +6,7 @@
 #include <mixprec/bulk/convert_n.hpp>
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/convert.hpp>
+#include <mixprec/limits.hpp>
 #include <mixprec/scaling/scaling.hpp>
 
 #include <catch2/catch.hpp>
@@ -468,6 +469,60 @@ TEST_CASE("convert_n, quantize_n and dequantize_n on the device equal the host's
   std::vector<float> x = with_specials(random_values<float>(n, 5, 10.0f)), same(n);
   convert_n(x.data(), n, same.data());
   CHECK(same_bits(gpu_runs::convert_n<float, float>(x, 1, 2, rounding::nearest_even, overflow::non_finite), same));
+}
+
+// The rounding options of issue 17 against the host: convert_n under subnormals::flush in every
+// rounding mode (float -> T on values around T's smallest normal, T -> float on every code), and
+// convert_stochastic_n under both rules and both subnormal policies, at two alignments.
+template <class T>
+void check_rounding_options(std::size_t n) {
+  std::vector<float> x = random_values<float>(n, 11, 2.0f);
+  const float smallest = static_cast<float>(std::numeric_limits<T>::min());
+  for (float& v : x) v *= smallest;  // half of them below T's normal range
+  x = with_specials(std::move(x));
+  std::vector<T> codes(n);
+  const std::uint32_t code_count = 1u << std::min(format_traits<typename T::format>::total_bits, 20);
+  for (std::size_t i = 0; i < n; ++i) codes[i] = T::from_bits(static_cast<typename T::storage_type>(i % code_count));
+  for (const auto& offsets : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 3}}) {
+    for (const rounding r : {rounding::nearest_even, rounding::nearest_away, rounding::toward_zero, rounding::upward,
+                             rounding::downward, rounding::to_odd, rounding::nearest_zero}) {
+      for (const overflow o : {overflow::non_finite, overflow::saturate}) {
+        INFO(T::format::name << " offsets " << offsets.first << ", " << offsets.second << " " << to_string(r) << " "
+                             << to_string(o) << " flush");
+        std::vector<T> host(n);
+        convert_n(x.data(), n, host.data(), r, o, subnormals::flush);
+        CHECK(
+            same_bits(gpu_runs::convert_n<float, T>(x, offsets.first, offsets.second, r, o, subnormals::flush), host));
+        std::vector<float> back(n);
+        convert_n(codes.data(), n, back.data(), r, o, subnormals::flush);
+        CHECK(same_bits(gpu_runs::convert_n<T, float>(codes, offsets.second, offsets.first, r, o, subnormals::flush),
+                        back));
+      }
+    }
+    for (const stochastic_rule rule : {stochastic_rule::proportional, stochastic_rule::equal_probability}) {
+      for (const subnormals policy : {subnormals::keep, subnormals::flush}) {
+        for (const overflow o : {overflow::non_finite, overflow::saturate}) {
+          INFO(T::format::name << " offsets " << offsets.first << ", " << offsets.second << " stochastic "
+                               << to_string(rule) << " " << to_string(policy) << " " << to_string(o));
+          const std::uint64_t seed = 0x5eed'0000'0000'0017u + offsets.first;
+          std::vector<T> host(n);
+          convert_stochastic_n(x.data(), n, host.data(), seed, o, rule, policy);
+          CHECK(same_bits(gpu_runs::convert_stochastic_n<T>(x, offsets.first, offsets.second, seed, o, rule, policy),
+                          host));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("convert_n's subnormal policies and convert_stochastic_n on the device equal the host's bit for bit",
+          "[gpu]") {
+  require_device();
+  constexpr std::size_t n = 100'003;
+  for (const format_id f : gpu_runs::all_formats) {
+    gpu_runs::with_format(f, [&](auto t) { check_rounding_options<typename decltype(t)::type>(n); });
+  }
+  check_rounding_options<tfloat32>(n);  // (no format_id: the instruction tests do not take it)
 }
 
 TEST_CASE("small bulk conversions and quantisation (sanitizer run)", "[gpu][sanitize]") {

@@ -1,4 +1,5 @@
-// Device side of the kernel tests: gpu::convert_n, gpu::quantize_n / dequantize_n and
+// Device side of the kernel tests: gpu::convert_n (subnormal policies included),
+// gpu::convert_stochastic_n, gpu::quantize_n / dequantize_n and
 // gpu::unscale_and_check on host data.
 #include <mixprec/cuda/convert_n.cuh>
 #include <mixprec/cuda/quantize.cuh>
@@ -20,6 +21,24 @@ std::vector<To> convert_n(const std::vector<From>& in, std::size_t in_offset, st
   device_array<From> d_in(in, in_offset);
   device_array<To> d_out(in.size(), out_offset);
   gpu::convert_n(d_in.get(), in.size(), d_out.get(), r, o);
+  return d_out.download();
+}
+
+template <class From, class To>
+std::vector<To> convert_n(const std::vector<From>& in, std::size_t in_offset, std::size_t out_offset, rounding r,
+                          overflow o, subnormals s) {
+  device_array<From> d_in(in, in_offset);
+  device_array<To> d_out(in.size(), out_offset);
+  gpu::convert_n(d_in.get(), in.size(), d_out.get(), r, o, s);
+  return d_out.download();
+}
+
+template <class To>
+std::vector<To> convert_stochastic_n(const std::vector<float>& in, std::size_t in_offset, std::size_t out_offset,
+                                     std::uint64_t seed, overflow o, stochastic_rule rule, subnormals s) {
+  device_array<float> d_in(in, in_offset);
+  device_array<To> d_out(in.size(), out_offset);
+  gpu::convert_stochastic_n(d_in.get(), in.size(), d_out.get(), seed, o, rule, s);
   return d_out.download();
 }
 
@@ -78,15 +97,20 @@ float unscale_and_check(std::vector<gradient_array>& arrays, float inv_scale, ro
   return found.download()[0];
 }
 
-#define GPU_RUNS_CONVERT(From, To) \
-  template std::vector<To> convert_n<From, To>(const std::vector<From>&, std::size_t, std::size_t, rounding, overflow);
-#define GPU_RUNS_FORMAT(T)                                                                                     \
-  GPU_RUNS_CONVERT(float, T)                                                                                   \
-  GPU_RUNS_CONVERT(T, float)                                                                                   \
-  GPU_RUNS_CONVERT(T, float16)                                                                                 \
-  template float quantize_n<T>(const std::vector<float>&, std::size_t, std::vector<T>&, float, bool, rounding, \
-                               overflow);                                                                      \
-  template std::vector<float> dequantize_n<T>(const std::vector<T>&, std::size_t, float, bool);
+#define GPU_RUNS_CONVERT(From, To)                                                                                     \
+  template std::vector<To> convert_n<From, To>(const std::vector<From>&, std::size_t, std::size_t, rounding,           \
+                                               overflow);                                                              \
+  template std::vector<To> convert_n<From, To>(const std::vector<From>&, std::size_t, std::size_t, rounding, overflow, \
+                                               subnormals);
+#define GPU_RUNS_FORMAT(T)                                                                                            \
+  GPU_RUNS_CONVERT(float, T)                                                                                          \
+  GPU_RUNS_CONVERT(T, float)                                                                                          \
+  GPU_RUNS_CONVERT(T, float16)                                                                                        \
+  template float quantize_n<T>(const std::vector<float>&, std::size_t, std::vector<T>&, float, bool, rounding,        \
+                               overflow);                                                                             \
+  template std::vector<float> dequantize_n<T>(const std::vector<T>&, std::size_t, float, bool);                       \
+  template std::vector<T> convert_stochastic_n<T>(const std::vector<float>&, std::size_t, std::size_t, std::uint64_t, \
+                                                  overflow, stochastic_rule, subnormals);
 GPU_RUNS_FORMAT(float16)
 GPU_RUNS_FORMAT(bfloat16)
 GPU_RUNS_FORMAT(float8_e4m3fn)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../../detail/philox.hpp"
 #include "../convert.cuh"
 #include "../runtime.cuh"
 #include "instruction_fixups.hpp"
@@ -54,8 +55,12 @@ struct convert_op {
   static constexpr bool has_finite_path = false;  // (quantize_op's, below)
   rounding r;
   overflow o;
+  // subnormals::flush: every element through the scalar conversion, which is __host__
+  // __device__ (convert.hpp): no instruction flushes to the smallest normal as CPFloat's rule does.
+  subnormals s = subnormals::keep;
   __device__ convert_op bind() const { return *this; }
   __device__ To one(From x) const {
+    if (s == subnormals::flush) return mixprec::convert<To>(x, r, o, s);
     if constexpr (is_float<From>::value) {
       return gpu::convert<To>(x, r, o);
     } else if constexpr (is_float<To>::value) {
@@ -65,7 +70,10 @@ struct convert_op {
     }
   }
   __device__ void pair(From x0, From x1, To& y0, To& y1) const {
-    if constexpr (is_float<From>::value) {
+    if (s == subnormals::flush) {
+      y0 = one(x0);
+      y1 = one(x1);
+    } else if constexpr (is_float<From>::value) {
       gpu::convert_pair(x0, x1, y0, y1, r, o);
     } else if constexpr (is_float<To>::value) {
       gpu::to_float_pair(x0, x1, y0, y1);
@@ -75,6 +83,29 @@ struct convert_op {
     }
   }
 };
+
+// Stochastic rounding of floats, element i with the word philox_bits(seed, i) as the host's
+// convert_stochastic_n takes it: an indexed operation (one_at), whose result depends only on
+// (seed, i, x) whatever the launch geometry.
+template <class To>
+struct stochastic_convert_op {
+  static constexpr bool has_finite_path = false;
+  static constexpr bool indexed = true;
+  std::uint64_t seed;
+  overflow o;
+  stochastic_rule rule;
+  subnormals s;
+  __device__ stochastic_convert_op bind() const { return *this; }
+  __device__ To one_at(float x, std::uint64_t index) const {
+    return mixprec::convert_stochastic<To>(x, mixprec::detail::philox_bits(seed, index), o, rule, s);
+  }
+};
+
+// Whether an operation takes each element's index (one_at) instead of one and pair.
+template <class Op, class = void>
+struct indexed_op : std::false_type {};
+template <class Op>
+struct indexed_op<Op, std::void_t<decltype(Op::indexed)>> : std::integral_constant<bool, Op::indexed> {};
 
 // The scaled operations read their scale once per thread (bind()).
 template <class Derived>
@@ -177,6 +208,7 @@ __global__ void __launch_bounds__(elementwise_block_threads)
   using in_vector = typename raw_vector<chunk * sizeof(From)>::type;
   using out_vector = typename raw_vector<chunk * sizeof(To)>::type;
   static_assert(chunk % 2 == 0, "a chunk is whole pairs");
+  static_assert(!(indexed_op<Op>::value && TrackAmax), "no abs-max beside an indexed operation (none needs one)");
 
   const Op bound = op.bind();
   const std::uint64_t first = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
@@ -188,7 +220,11 @@ __global__ void __launch_bounds__(elementwise_block_threads)
     const std::uint64_t index = plan.single_index(i);
     const From x = in[index];
     if constexpr (TrackAmax) largest = max(largest, magnitude_bits(x));
-    out[index] = bound.one(x);
+    if constexpr (indexed_op<Op>::value) {
+      out[index] = bound.one_at(x, index);
+    } else {
+      out[index] = bound.one(x);
+    }
   }
 
   // The plan's groups (16 bytes of the narrower type) are whole chunks; both sides are 16-byte
@@ -208,31 +244,37 @@ __global__ void __launch_bounds__(elementwise_block_threads)
       From x[chunk];
       std::memcpy(x, &raw_in[u], sizeof x);
       To y[chunk];
-      bool done = false;
-      if constexpr (Op::has_finite_path) {
-        // quantize: a chunk of finite inputs skips the NaN fix-ups of the product and of the
-        // abs-max (compute-bound otherwise: ncu, docs/performance.md).
-        bool finite = true;
-        std::uint32_t chunk_largest = 0;
+      if constexpr (indexed_op<Op>::value) {  // chunk c's elements start at head + c · chunk
+        const std::uint64_t base = plan.head + (c + u * stride) * chunk;
 #pragma unroll
-        for (unsigned e = 0; e < chunk; ++e) {
-          const std::uint32_t m = bit_cast<std::uint32_t>(x[e]) & float_magnitude_bits;
-          finite &= m < float_infinity_bits;
-          chunk_largest = max(chunk_largest, m);
+        for (unsigned e = 0; e < chunk; ++e) y[e] = bound.one_at(x[e], base + e);
+      } else {
+        bool done = false;
+        if constexpr (Op::has_finite_path) {
+          // quantize: a chunk of finite inputs skips the NaN fix-ups of the product and of the
+          // abs-max (compute-bound otherwise: ncu, docs/performance.md).
+          bool finite = true;
+          std::uint32_t chunk_largest = 0;
+#pragma unroll
+          for (unsigned e = 0; e < chunk; ++e) {
+            const std::uint32_t m = bit_cast<std::uint32_t>(x[e]) & float_magnitude_bits;
+            finite &= m < float_infinity_bits;
+            chunk_largest = max(chunk_largest, m);
+          }
+          if (finite && bound.finite_path()) {
+#pragma unroll
+            for (unsigned e = 0; e < chunk; e += 2) bound.pair_finite(x[e], x[e + 1], y[e], y[e + 1]);
+            if constexpr (TrackAmax) largest = max(largest, chunk_largest);
+            done = true;
+          }
         }
-        if (finite && bound.finite_path()) {
+        if (!done) {
 #pragma unroll
-          for (unsigned e = 0; e < chunk; e += 2) bound.pair_finite(x[e], x[e + 1], y[e], y[e + 1]);
-          if constexpr (TrackAmax) largest = max(largest, chunk_largest);
-          done = true;
-        }
-      }
-      if (!done) {
+          for (unsigned e = 0; e < chunk; e += 2) bound.pair(x[e], x[e + 1], y[e], y[e + 1]);
+          if constexpr (TrackAmax) {
 #pragma unroll
-        for (unsigned e = 0; e < chunk; e += 2) bound.pair(x[e], x[e + 1], y[e], y[e + 1]);
-        if constexpr (TrackAmax) {
-#pragma unroll
-          for (unsigned e = 0; e < chunk; ++e) largest = max(largest, magnitude_bits(x[e]));
+            for (unsigned e = 0; e < chunk; ++e) largest = max(largest, magnitude_bits(x[e]));
+          }
         }
       }
       out_vector raw_out;

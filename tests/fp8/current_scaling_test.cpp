@@ -1,5 +1,6 @@
 // scaling/fp8/current_scaling.hpp: the scale comes from the tensor's own amax by
-// compute_scale_from_amax, and the data is quantised with it exactly as quantize_n does.
+// compute_scale_from_amax, and the data is quantised with it exactly as quantize_n does;
+// quantize_measured adds TE's statistics, as the separate passes measure them.
 #include <mixprec/bulk/quantize.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/scaling/fp8/current_scaling.hpp>
@@ -7,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -36,6 +38,19 @@ void check_quantisation(const current_scaling& recipe, fp8_pass pass, const std:
   CHECK(result.scale_inv == 1.0f / result.scale);
   quantize_n(x.data(), x.size(), expected.data(), result.scale, rounding::nearest_even, overflow::saturate);
   for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(q[i].bits() == expected[i].bits());
+
+  // quantize_measured: the same codes and scales, with the statistics of the tensor and of the
+  // quantisation as the separate passes measure them.
+  std::vector<T> m(x.size());
+  const quantized_with_statistics measured = recipe.quantize_measured(pass, x.data(), x.size(), m.data());
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(m[i].bits() == q[i].bits());
+  CHECK(std::memcmp(&measured.quantized.amax, &result.amax, sizeof(float)) == 0);
+  CHECK(measured.quantized.scale == result.scale);
+  CHECK(measured.quantized.scale_inv == result.scale_inv);
+  quantization_report separate;
+  separate.tensor = statistics_of(x.data(), x.size());
+  separate.quantization = quantization_statistics_of(x.data(), x.size(), q.data(), result.scale_inv);
+  CHECK(to_json(quantization_report{measured.tensor, measured.quantization}) == to_json(separate));
 }
 
 }  // namespace
@@ -70,6 +85,9 @@ TEST_CASE("current scaling checks its options and the element type of the pass",
   float x[3] = {1, 2, 3};
   float8_e5m2 q[3];
   CHECK_THROWS_WITH(recipe.quantize(fp8_pass::forward, x, 3, q), Catch::Contains("stores float8_e4m3fn"));
+  CHECK_THROWS_WITH(recipe.quantize_measured(fp8_pass::forward, x, 3, q),
+                    "current_scaling::quantize_measured<float8_e5m2>: the forward pass of format hybrid stores "
+                    "float8_e4m3fn");
   recipe.amax_epsilon = -1.0f;
   float8_e4m3fn q4[3];
   CHECK_THROWS_WITH(recipe.quantize(fp8_pass::forward, x, 3, q4), Catch::Contains("amax_epsilon is -1"));

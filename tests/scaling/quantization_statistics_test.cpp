@@ -528,6 +528,51 @@ TEST_CASE("NVFP4 statistics: underflows, square error and the ue4m3 block scales
                     "nvfp4_statistics: lda = 69 is less than cols = 70");
 }
 
+TEST_CASE("torchao cast statistics: underflows, square error and 1 / scale, every granularity",
+          "[quantization_statistics]") {
+  using blockscale::scale_axis;
+  using blockscale::scaling_granularity;
+  // Rows of very different magnitudes (so that a tensor-wise scale underflows the small ones), and
+  // values far below their row's amax.
+  const std::size_t rows = 37, cols = 53, lda = 60, ldq = 55;
+  std::vector<float> a = normal_values(rows * lda, 0.0f, 1.0f, 51);
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) a[i * lda + j] *= std::ldexp(1.0f, static_cast<int>(i % 7) * -4);
+  }
+  for (std::size_t i = 0; i < a.size(); i += 11) a[i] *= 1e-4f;
+  for (const blockscale::torchao_scaling scaling :
+       {blockscale::torchao_scaling{scaling_granularity::tensorwise, scale_axis::rows, false},
+        blockscale::torchao_scaling{scaling_granularity::axiswise, scale_axis::rows, true},
+        blockscale::torchao_scaling{scaling_granularity::axiswise, scale_axis::columns, true},
+        blockscale::torchao_scaling{scaling_granularity::axiswise, scale_axis::rows, false}}) {
+    std::vector<float8_e4m3fn> q(rows * ldq);
+    const std::vector<float> scales = blockscale::torchao_quantize(a.data(), rows, cols, lda, scaling, q.data(), ldq);
+    std::vector<float> scale_invs;
+    for (const float sc : scales) scale_invs.push_back(1.0f / sc);
+    const expected_report e = expected_from(
+        a, rows, cols, lda,
+        [&](std::size_t i, std::size_t j) {
+          const float sc = scales.size() == 1 ? scales[0] : scales[scaling.axis == scale_axis::rows ? i : j];
+          return static_cast<float>(q[i * ldq + j]) / sc;
+        },
+        scale_invs);
+    INFO(static_cast<int>(scaling.granularity)
+         << " " << to_string(scaling.axis) << " pow2 " << scaling.round_scales_to_power_of_2);
+    CHECK(e.underflows > 0);
+    const quantization_report r =
+        blockscale::torchao_statistics(a.data(), rows, cols, lda, scaling, q.data(), ldq, scales);
+    check_report(r, e, rows * cols);
+  }
+  const blockscale::torchao_scaling by_rows{scaling_granularity::axiswise, scale_axis::rows, true};
+  std::vector<float8_e4m3fn> q(rows * ldq);
+  const std::vector<float> scales = blockscale::torchao_quantize(a.data(), rows, cols, lda, by_rows, q.data(), ldq);
+  CHECK_THROWS_WITH(blockscale::torchao_statistics(a.data(), rows, cols, lda, by_rows, q.data(), ldq,
+                                                   std::vector<float>(scales.begin(), scales.end() - 1)),
+                    "torchao_statistics: 36 scales for a 37 × 53 matrix whose scaling has 37");
+  CHECK_THROWS_WITH(blockscale::torchao_statistics(a.data(), rows, cols, 52, by_rows, q.data(), ldq, scales),
+                    "torchao_statistics: lda = 52 is less than cols = 53");
+}
+
 // mx_statistics of one MX block of 32 values: `planted` first, ones after (the block's scale
 // must come out 1).
 template <class T>

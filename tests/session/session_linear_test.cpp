@@ -266,7 +266,7 @@ struct two_layers {
 
 TEST_CASE("quantisation statistics of the session's layers: the steps, layers and operands asked for",
           "[session][linear][statistics]") {
-  for (const char* name : {"fp8", "mxfp8", "fp8_block", "nvfp4", "mxfp4"}) {
+  for (const char* name : {"fp8", "mxfp8", "fp8_block", "nvfp4", "fp8_rowwise", "mxfp4"}) {
     INFO(name);
     precision_session amp{parse_recipe(std::string("recipe=") + name + ", seed=3")};
     two_layers model;
@@ -309,6 +309,15 @@ TEST_CASE("quantisation statistics of the session's layers: the steps, layers an
     if (amp.get_recipe().precision == precision_mode::fp8_block) {
       const auto q = blockscale::fp8_block_quantize<float8_e4m3fn>(v, batch, outputs, outputs);
       CHECK(to_json(latest[0].report) == to_json(blockscale::fp8_block_statistics(v, outputs, q)));
+    }
+    if (amp.get_recipe().precision == precision_mode::fp8_rowwise) {  // the input's cast: e4m3, by rows
+      const auto c = blockscale::linear_cast_config_for(blockscale::torchao_recipe::rowwise);
+      const blockscale::torchao_scaling scaling{c.input.granularity, c.input.axis, c.round_scales_to_power_of_2};
+      std::vector<float8_e4m3fn> q(batch * outputs);
+      const std::vector<float> scales =
+          blockscale::torchao_quantize(v, batch, outputs, outputs, scaling, q.data(), outputs);
+      CHECK(to_json(latest[0].report) ==
+            to_json(blockscale::torchao_statistics(v, batch, outputs, outputs, scaling, q.data(), outputs, scales)));
     }
     const std::string json = to_json(latest);
     CHECK(json.rfind("[{\"step\": 3, \"layer\": 1, \"operand\": \"input\", \"precision\": \"" + std::string(name) +

@@ -118,10 +118,10 @@ namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix log_softmax(const operand
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix fp32_softmax(const operand& x); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 float cross_entropy(const operand& logits, const std::vector<int>& labels, int ignore_index); }
 namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix cross_entropy_backward(const operand& logits, const std::vector<int>& labels, float grad_loss, int ignore_index); }
-namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 void scaled_product(const char* gemm_name, const std::vector<float>& a, std::size_t ra, std::size_t ca, transpose ta, const blockscale::operand_cast& cast_a, const std::vector<float>& b, std::size_t rb, std::size_t cb, transpose tb, const blockscale::operand_cast& cast_b, bool pow2, float* c); }
+namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 void scaled_product(const char* gemm_name, const std::vector<float>& a, std::size_t ra, std::size_t ca, transpose ta, const blockscale::operand_cast& cast_a, const std::vector<float>& b, std::size_t rb, std::size_t cb, transpose tb, const blockscale::operand_cast& cast_b, bool pow2, float* c, const cast_record& record_a, const cast_record& record_b); }
 namespace mixprec::ops::detail { MIXPREC_WHERE_CALLED_1 std::vector<float> row_major_floats(const matrix_view& v); }
-namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand& bias, const blockscale::linear_cast_config& c); }
-namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, const blockscale::linear_cast_config& c); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand& bias, const blockscale::linear_cast_config& c, statistics_sink* statistics); }
+namespace mixprec::ops { MIXPREC_WHERE_CALLED_1 linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight, const operand& bias, const blockscale::linear_cast_config& c, statistics_sink* statistics); }
 #undef MIXPREC_WHERE_CALLED_1
 
 #if defined(MIXPREC_WHERE_CALLED_DEFINES) && MIXPREC_WHERE_CALLED_DEFINES == 2

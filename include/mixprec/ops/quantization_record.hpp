@@ -1,6 +1,7 @@
 // What a block-scaled linear layer measured of the operands it quantised, when asked: the
 // layers' options take a `statistics` pointer (mx_linear_options, fp8_block_linear_options,
-// nvfp4_linear_options), and each layer call appends one record per operand to it.
+// nvfp4_linear_options; torchao_fp8_linear's last argument), and each layer call appends one
+// record per operand to it.
 //
 //   ops::statistics_sink seen;
 //   ops::mx_linear_options o;

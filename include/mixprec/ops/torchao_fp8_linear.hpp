@@ -19,16 +19,23 @@
 // the sum in mixprec::gemm's order and bound (docs/gemm.md); two operands in high precision
 // multiply as float32 (mixprec::gemm).  use_fast_accum has no counterpart: the sums are float.
 // db is the float sum of dy's rows.
+//
+// With a statistics sink (quantization_record.hpp), TE's statistics of the casts the layer's
+// tensors name are appended (blockscale::torchao_statistics): the output GEMM's input and weight
+// (the forward) and the grad_input GEMM's grad_output (the backward), each over the tensor it was
+// cast from; an operand a recipe keeps in high precision is not quantised and not recorded.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "../blockscale/statistics.hpp"
 #include "../blockscale/torchao_recipes.hpp"
 #include "../gemm/gemm.hpp"
 #include "linear.hpp"
 #include "operand.hpp"
+#include "quantization_record.hpp"
 
 namespace mixprec::ops {
 namespace detail {
@@ -40,12 +47,20 @@ decltype(auto) with_fp8_type(fp8_element e, F f) {
   return f(float8_e4m3fn{});
 }
 
+// Where scaled_product records the statistics of an operand's cast: nowhere (no sink), or as
+// `operand` in `sink`.
+struct cast_record {
+  statistics_sink* sink = nullptr;
+  layer_operand operand = layer_operand::input;
+};
+
 // The product op(A) · op(B) (A: ra × ca floats, B: rb × cb floats, row-major; op transposes when
 // asked) with each operand cast as its configuration says; M × N floats into c.
 template <int = 0>
 void scaled_product(const char* gemm_name, const std::vector<float>& a, std::size_t ra, std::size_t ca, transpose ta,
                     const blockscale::operand_cast& cast_a, const std::vector<float>& b, std::size_t rb, std::size_t cb,
-                    transpose tb, const blockscale::operand_cast& cast_b, bool pow2, float* c) {
+                    transpose tb, const blockscale::operand_cast& cast_b, bool pow2, float* c,
+                    const cast_record& record_a = {}, const cast_record& record_b = {}) {
   const std::size_t M = ta == transpose::no ? ra : ca, K = ta == transpose::no ? ca : ra;
   const std::size_t N = tb == transpose::no ? cb : rb;
   if (cast_a.high_precision && cast_b.high_precision) {
@@ -71,10 +86,18 @@ void scaled_product(const char* gemm_name, const std::vector<float>& a, std::siz
     using TA = decltype(ta_tag);
     std::vector<TA> qa(ra * ca);
     const std::vector<float> sa = blockscale::torchao_quantize(a.data(), ra, ca, ca, scaling_a, qa.data(), ca);
+    if (record_a.sink != nullptr) {
+      record_a.sink->push_back(operand_statistics{
+          record_a.operand, blockscale::torchao_statistics(a.data(), ra, ca, ca, scaling_a, qa.data(), ca, sa)});
+    }
     with_fp8_type(cast_b.element, [&](auto tb_tag) {
       using TB = decltype(tb_tag);
       std::vector<TB> qb(rb * cb);
       const std::vector<float> sb = blockscale::torchao_quantize(b.data(), rb, cb, cb, scaling_b, qb.data(), cb);
+      if (record_b.sink != nullptr) {
+        record_b.sink->push_back(operand_statistics{
+            record_b.operand, blockscale::torchao_statistics(b.data(), rb, cb, cb, scaling_b, qb.data(), cb, sb)});
+      }
       gemm(ta, tb, M, N, K, 1.0f, qa.data(), ca, qb.data(), cb, 0.0f, c, N);
       for (std::size_t i = 0; i < M; ++i) {
         const float si = sa.size() == 1 ? sa[0] : sa[i];
@@ -94,14 +117,15 @@ std::vector<float> row_major_floats(const matrix_view& v) {
 
 template <int = 0>
 matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand& bias,
-                          const blockscale::linear_cast_config& c) {
+                          const blockscale::linear_cast_config& c, statistics_sink* statistics = nullptr) {
   c.validate();
   detail::check_product_shapes("torchao_fp8_linear", x.view(), weight.view().transposed());
   const std::size_t M = x.rows(), K = x.cols(), N = weight.rows();
   matrix y(dtype::float32, M, N, mixprec::detail::no_fill_t{});  // every element written below
   detail::scaled_product("output", detail::row_major_floats(x.view()), M, K, transpose::no, c.input,
                          detail::row_major_floats(weight.view().transposed()), K, N, transpose::no, c.weight,
-                         c.round_scales_to_power_of_2, y.data<float>());
+                         c.round_scales_to_power_of_2, y.data<float>(), {statistics, layer_operand::input},
+                         {statistics, layer_operand::weight});
   if (!bias.view().empty()) {
     detail::check_bias("torchao_fp8_linear", bias.view(), N);
     const std::vector<float> b = detail::row_major_floats(bias.view());
@@ -114,7 +138,8 @@ matrix torchao_fp8_linear(const operand& x, const operand& weight, const operand
 
 template <int = 0>
 linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand& x, const operand& weight,
-                                         const operand& bias, const blockscale::linear_cast_config& c) {
+                                         const operand& bias, const blockscale::linear_cast_config& c,
+                                         statistics_sink* statistics = nullptr) {
   c.validate();
   if (grad_out.rows() != x.rows() || grad_out.cols() != weight.rows() || x.cols() != weight.cols()) {
     detail::throw_shape("torchao_fp8_linear_backward", "gradient " + detail::shape_of(grad_out.view()) + ", input " +
@@ -128,7 +153,8 @@ linear_grads torchao_fp8_linear_backward(const operand& grad_out, const operand&
   g.input = matrix(dtype::float32, M, K, mixprec::detail::no_fill_t{});
   g.weight = matrix(dtype::float32, N, K, mixprec::detail::no_fill_t{});
   detail::scaled_product("grad_input", dy, M, N, transpose::no, c.grad_output, wt, K, N, transpose::yes,
-                         c.weight_for_grad_input, c.round_scales_to_power_of_2, g.input.data<float>());
+                         c.weight_for_grad_input, c.round_scales_to_power_of_2, g.input.data<float>(),
+                         {statistics, layer_operand::grad_output});
   detail::scaled_product("grad_weight", dy, M, N, transpose::yes, c.grad_output_for_grad_weight, xs, M, K,
                          transpose::no, c.input_for_grad_weight, c.round_scales_to_power_of_2, g.weight.data<float>());
   if (!bias.view().empty()) g.bias = detail::sum_along(grad_out.view(), 0, dtype::float32);

@@ -170,7 +170,7 @@ matrix quantized_linear(precision_session& amp, std::size_t layer, const ops::op
     case precision_mode::nvfp4:
       return ops::nvfp4_linear(x, weight, bias, nvfp4_options_of(amp, layer, sink));
     case precision_mode::fp8_rowwise:
-      return ops::torchao_fp8_linear(x, weight, bias, rowwise_recipe());
+      return ops::torchao_fp8_linear(x, weight, bias, rowwise_recipe(), sink);
     case precision_mode::mxfp4:
       return ops::mx_linear<float4_e2m1fn>(x, weight, bias, mx_options_of(amp, sink));
     default:
@@ -199,7 +199,7 @@ ops::linear_grads quantized_linear_backward(precision_session& amp, std::size_t 
     case precision_mode::nvfp4:
       return ops::nvfp4_linear_backward(grad_out, x, weight, bias, nvfp4_options_of(amp, layer, sink));
     case precision_mode::fp8_rowwise:
-      return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, rowwise_recipe());
+      return ops::torchao_fp8_linear_backward(grad_out, x, weight, bias, rowwise_recipe(), sink);
     case precision_mode::mxfp4:
       return ops::mx_linear_backward<float4_e2m1fn, float4_e2m1fn>(grad_out, x, weight, bias, mx_options_of(amp, sink));
     default:

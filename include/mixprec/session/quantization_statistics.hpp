@@ -18,13 +18,13 @@
 //   mxfp8, mxfp4        mx_statistics of the MX copies
 //   fp8_block           blockscale::fp8_block_statistics of the 1×128 / 128×128 copies
 //   nvfp4               blockscale::nvfp4_statistics of the row-wise copies
+//   fp8_rowwise         blockscale::torchao_statistics of the row- and column-wise casts
 // (block quantisers' overflows: detail::overflow_boundary).  Layers that run in fp32, bf16 or
-// fp16 (those recipes, a precision override) and fp8_rowwise's torchao layers quantise nothing
-// that is measured and record nothing.  The session keeps the latest record of each (layer,
-// operand), and calls the callback, if set, with every record as it is made.  Collecting costs
-// one dequantisation per measured operand on the selected steps (about a quantise each); the
-// other steps run as without it.  The settings and the records are not part of the checkpoint:
-// they change no result.
+// fp16 (those recipes, a precision override) quantise nothing and record nothing.  The session
+// keeps the latest record of each (layer, operand), and calls the callback, if set, with every
+// record as it is made.  Collecting costs one dequantisation per measured operand on the selected
+// steps (about a quantise each); the other steps run as without it.  The settings and the
+// records are not part of the checkpoint: they change no result.
 //
 // Functions written `template <int = 0>` are compiled only in a file that calls them
 // (docs/design.md, "Compiled where called").

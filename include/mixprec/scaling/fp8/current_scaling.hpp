@@ -5,6 +5,8 @@
 //   mixprec::current_scaling recipe;                       // hybrid, no power-of-two, epsilon 0
 //   auto q = recipe.quantize(mixprec::fp8_pass::forward, x, n, x_fp8);
 //   mixprec::dequantize_n(x_fp8, n, y, q.scale_inv);
+//   auto m = recipe.quantize_measured(mixprec::fp8_pass::forward, x, n, x_fp8);   // the same, and
+//   use(m.quantized, m.tensor, m.quantization);                  // TE's statistics of x and of q
 //
 // quantize() reads x twice: amax_n (bulk/amax.hpp), then the fused scale-and-convert of
 // quantize_n (bulk/quantize.hpp).  The scale is compute_scale_from_amax (scale_rules.hpp, TE's
@@ -22,6 +24,7 @@
 #include "../../errors.hpp"
 #include "../../detail/text.hpp"
 #include "format.hpp"
+#include "quantization_statistics.hpp"
 #include "scale_rules.hpp"
 
 namespace mixprec {
@@ -65,6 +68,26 @@ struct current_scaling {
     result.scale = scale_for(pass, result.amax);
     result.scale_inv = 1.0f / result.scale;
     quantize_n(x, n, out, result.scale, r, overflow::saturate);
+    return result;
+  }
+
+  // quantize() with Transformer Engine's statistics of x and of the quantisation
+  // (quantization_statistics.hpp), measured in the conversion's pass (quantize_with_statistics);
+  // x is read twice, as by quantize(), whose codes, amax and scales these are bit for bit.
+  template <class T>
+  quantized_with_statistics quantize_measured(fp8_pass pass, const float* x, std::size_t n, T* out,
+                                              rounding r = rounding::nearest_even) const {
+    validate();
+    if (fp8_element_of<T>() != element_of(format, pass)) {
+      throw invalid_argument(std::string("current_scaling::quantize_measured<") + to_string(fp8_element_of<T>()) +
+                             ">: the " + to_string(pass) + " pass of format " + to_string(format) + " stores " +
+                             to_string(element_of(format, pass)));
+    }
+    const float amax = amax_n(x, n);
+    // scale_for is finite and > 0 for every amax (1 for 0, inf and NaN), as quantize_with_statistics asks.
+    quantized_with_statistics result =
+        quantize_with_statistics(x, n, out, scale_for(pass, amax), r, overflow::saturate);
+    result.quantized.amax = amax;
     return result;
   }
 };

@@ -29,16 +29,6 @@
 namespace mixprec::gpu {
 
 template <class From, class To>
-void convert_n(const From* in, std::size_t n, To* out, rounding r = rounding::nearest_even,
-               overflow o = overflow::non_finite, cudaStream_t stream = nullptr) {
-  static_assert((std::is_same<From, float>::value || detail::is_minifloat<From>::value) &&
-                    (std::is_same<To, float>::value || detail::is_minifloat<To>::value),
-                "gpu::convert_n converts between float and the mixprec types");
-  mixprec::detail::check_bulk_arguments("gpu::convert_n", in, n, out);
-  detail::launch_elementwise<false>("gpu::convert_n", in, n, out, detail::convert_op<From, To>{r, o}, nullptr, stream);
-}
-
-template <class From, class To>
 void convert_n(const From* in, std::size_t n, To* out, rounding r, overflow o, subnormals s,
                cudaStream_t stream = nullptr) {
   static_assert((std::is_same<From, float>::value || detail::is_minifloat<From>::value) &&
@@ -47,6 +37,12 @@ void convert_n(const From* in, std::size_t n, To* out, rounding r, overflow o, s
   mixprec::detail::check_bulk_arguments("gpu::convert_n", in, n, out);
   detail::launch_elementwise<false>("gpu::convert_n", in, n, out, detail::convert_op<From, To>{r, o, s}, nullptr,
                                     stream);
+}
+
+template <class From, class To>
+void convert_n(const From* in, std::size_t n, To* out, rounding r = rounding::nearest_even,
+               overflow o = overflow::non_finite, cudaStream_t stream = nullptr) {
+  convert_n(in, n, out, r, o, subnormals::keep, stream);
 }
 
 template <class To>

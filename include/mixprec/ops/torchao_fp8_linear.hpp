@@ -82,22 +82,23 @@ void scaled_product(const char* gemm_name, const std::vector<float>& a, std::siz
   check_axis(cast_b, false, tb);
   const blockscale::torchao_scaling scaling_a{cast_a.granularity, cast_a.axis, pow2};
   const blockscale::torchao_scaling scaling_b{cast_b.granularity, cast_b.axis, pow2};
+  // The statistics of a cast (rows × cols floats into q with `scales`), where asked for.
+  const auto record = [](const cast_record& to, const std::vector<float>& values, std::size_t rows, std::size_t cols,
+                         const blockscale::torchao_scaling& scaling, const auto& q, const std::vector<float>& scales) {
+    if (to.sink == nullptr) return;
+    to.sink->push_back(operand_statistics{
+        to.operand, blockscale::torchao_statistics(values.data(), rows, cols, cols, scaling, q.data(), cols, scales)});
+  };
   with_fp8_type(cast_a.element, [&](auto ta_tag) {
     using TA = decltype(ta_tag);
     std::vector<TA> qa(ra * ca);
     const std::vector<float> sa = blockscale::torchao_quantize(a.data(), ra, ca, ca, scaling_a, qa.data(), ca);
-    if (record_a.sink != nullptr) {
-      record_a.sink->push_back(operand_statistics{
-          record_a.operand, blockscale::torchao_statistics(a.data(), ra, ca, ca, scaling_a, qa.data(), ca, sa)});
-    }
+    record(record_a, a, ra, ca, scaling_a, qa, sa);
     with_fp8_type(cast_b.element, [&](auto tb_tag) {
       using TB = decltype(tb_tag);
       std::vector<TB> qb(rb * cb);
       const std::vector<float> sb = blockscale::torchao_quantize(b.data(), rb, cb, cb, scaling_b, qb.data(), cb);
-      if (record_b.sink != nullptr) {
-        record_b.sink->push_back(operand_statistics{
-            record_b.operand, blockscale::torchao_statistics(b.data(), rb, cb, cb, scaling_b, qb.data(), cb, sb)});
-      }
+      record(record_b, b, rb, cb, scaling_b, qb, sb);
       gemm(ta, tb, M, N, K, 1.0f, qa.data(), ca, qb.data(), cb, 0.0f, c, N);
       for (std::size_t i = 0; i < M; ++i) {
         const float si = sa.size() == 1 ? sa[0] : sa[i];

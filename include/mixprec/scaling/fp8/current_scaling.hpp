@@ -46,6 +46,17 @@ struct current_scaling {
     }
   }
 
+  // validate(), and that T is the element type of `pass` (else invalid_argument naming both).
+  template <class T>
+  void check_quantize(const char* function, fp8_pass pass) const {
+    validate();
+    if (fp8_element_of<T>() != element_of(format, pass)) {
+      throw invalid_argument(std::string("current_scaling::") + function + "<" + to_string(fp8_element_of<T>()) +
+                             ">: the " + to_string(pass) + " pass of format " + to_string(format) + " stores " +
+                             to_string(element_of(format, pass)));
+    }
+  }
+
   // The scale for a tensor of `pass` whose amax is `amax`.
   float scale_for(fp8_pass pass, float amax) const noexcept {
     return compute_scale_from_amax(amax, fp8_max(element_of(format, pass)), power_2_scale, amax_epsilon,
@@ -57,12 +68,7 @@ struct current_scaling {
   template <class T>
   fp8_quantized quantize(fp8_pass pass, const float* x, std::size_t n, T* out,
                          rounding r = rounding::nearest_even) const {
-    validate();
-    if (fp8_element_of<T>() != element_of(format, pass)) {
-      throw invalid_argument(std::string("current_scaling::quantize<") + to_string(fp8_element_of<T>()) + ">: the " +
-                             to_string(pass) + " pass of format " + to_string(format) + " stores " +
-                             to_string(element_of(format, pass)));
-    }
+    check_quantize<T>("quantize", pass);
     fp8_quantized result;
     result.amax = amax_n(x, n);
     result.scale = scale_for(pass, result.amax);
@@ -77,12 +83,7 @@ struct current_scaling {
   template <class T>
   quantized_with_statistics quantize_measured(fp8_pass pass, const float* x, std::size_t n, T* out,
                                               rounding r = rounding::nearest_even) const {
-    validate();
-    if (fp8_element_of<T>() != element_of(format, pass)) {
-      throw invalid_argument(std::string("current_scaling::quantize_measured<") + to_string(fp8_element_of<T>()) +
-                             ">: the " + to_string(pass) + " pass of format " + to_string(format) + " stores " +
-                             to_string(element_of(format, pass)));
-    }
+    check_quantize<T>("quantize_measured", pass);
     const float amax = amax_n(x, n);
     // scale_for is finite and > 0 for every amax (1 for 0, inf and NaN), as quantize_with_statistics asks.
     quantized_with_statistics result =

@@ -62,7 +62,7 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr std::uint8_t intn_code_from(
   const std::uint64_t code = static_cast<std::uint64_t>(from_code) & from::code_mask;
   const bool negative = from::is_negative(code);
   if (from::is_nan(code)) return 0;
-  if (from::is_infinity(code)) return round_to_intn<T>(negative, 1, 64, mode, random);
+  if (from::is_infinity(code)) return round_to_intn<T>(negative, 1, 8, mode, random);  // 2^8: beyond every intn
   const std::uint64_t magnitude = code & from::magnitude_mask;
   const int field = static_cast<int>(magnitude >> from::mantissa_bits);
   const std::uint64_t mantissa = magnitude & from::mantissa_mask;
@@ -75,7 +75,9 @@ MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr std::uint8_t intn_code_from(
 
 template <class T, class From>
 MIXPREC_HOST_DEVICE MIXPREC_FORCE_INLINE constexpr T intn_from(From x, round_mode mode, std::uint32_t random) noexcept {
-  return T::from_bits(intn_code_from<T, format_of_t<From>>(code_access::code(x), mode, random));
+  // The integer constructor keeps the low Bits bits, which for a code are the code itself: from_bits
+  // would check for bits above the width that the rounding never sets, and may throw.
+  return T(intn_code_from<T, format_of_t<From>>(code_access::code(x), mode, random));
 }
 
 // An integer: exact, so only the clamp acts.

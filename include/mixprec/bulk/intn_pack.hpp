@@ -131,15 +131,11 @@ void unpack_on(simd_path path, const unsigned char* in, std::size_t n, float* ou
   std::size_t done = 0;
 #if MIXPREC_X86_SIMD
   if (path != simd_path::portable) {
+    done = n / 32 * 32;
     if constexpr (bits == 4) {
-      done = n / 32 * 32;
       intn_avx2::unpack_nibbles(in, done, table.values, out);
     } else {
-      unsigned char codes[intn_piece];
-      for (; n - done >= intn_piece; done += intn_piece) {
-        unpack_codes<bits>(in + done / 8 * bits, intn_piece, codes);
-        intn_avx2::codes_to_floats(codes, intn_piece, table.values, out + done);
-      }
+      intn_avx2::unpack_narrow<bits>(in, done, table.values, out);
     }
   }
 #endif

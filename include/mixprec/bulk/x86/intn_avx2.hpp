@@ -171,10 +171,24 @@ MIXPREC_SIMD_INLINE void store_values(__m128i values, float* out) {
   _mm256_storeu_ps(out + 8, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(values, 8))));
 }
 
-inline void codes_to_floats(const unsigned char* codes, std::size_t n, const signed char (&table)[16], float* out) {
-  const __m128i lut = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
-  for (std::size_t i = 0; i < n; i += 16) {
-    store_values(_mm_shuffle_epi8(lut, _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + i))), out + i);
+// n (a multiple of 32) packed 2- or 1-bit codes to float.  Each group of 8 codes (Bits bytes,
+// element 0 in the lowest bits) is broadcast to the 8 lanes, lane j shifted right by j × Bits and
+// masked: the lane's code, which indexes the table of (at most 4) values held as floats.
+template <int Bits>
+inline void unpack_narrow(const unsigned char* in, std::size_t n, const signed char (&table)[16], float* out) {
+  static_assert(Bits == 1 || Bits == 2, "unpack_nibbles takes 4-bit codes");
+  const __m256 lut = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(table))));
+  const __m256i shifts = _mm256_setr_epi32(0, Bits, 2 * Bits, 3 * Bits, 4 * Bits, 5 * Bits, 6 * Bits, 7 * Bits);
+  const __m256i mask = _mm256_set1_epi32((1 << Bits) - 1);
+  constexpr std::size_t bytes = std::size_t{4} * Bits;  // 32 codes: 8 bytes of int2, 4 of int1
+  for (std::size_t i = 0; i < n; i += 32, in += bytes, out += 32) {
+    std::uint64_t word = 0;  // x86 is little-endian: element 0 in the lowest bits
+    std::memcpy(&word, in, bytes);
+    for (std::size_t group = 0; group < 4; ++group) {
+      const __m256i lanes = _mm256_set1_epi32(static_cast<int>(word >> (group * 8 * Bits)));
+      const __m256i codes = _mm256_and_si256(_mm256_srlv_epi32(lanes, shifts), mask);
+      _mm256_storeu_ps(out + 8 * group, _mm256_permutevar8x32_ps(lut, codes));
+    }
   }
 }
 

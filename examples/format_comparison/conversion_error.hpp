@@ -9,6 +9,7 @@
 #pragma once
 
 #include <mixprec/convert.hpp>
+#include <mixprec/intn_convert.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/types.hpp>
 
@@ -16,6 +17,8 @@
 #include <cmath>
 #include <cstddef>
 #include <vector>
+
+#include "formats.hpp"
 
 namespace mixprec_example {
 
@@ -63,37 +66,39 @@ class error_tally {
   double max_relative_ = 0, sum_of_squares_ = 0;
 };
 
-// Each value rounded to T from double (nearest, ties to even, one rounding).  Values with
-// |x| > max overflow: T gives inf where it has one, else NaN, else (fp6, fp4) ±max; those within
-// half a step above max round down to max and are counted as overflowed all the same.
+// Each value rounded to T from double (nearest, ties to even, one rounding).  Values outside
+// [lowest, max] (range_of in formats.hpp) overflow: T gives inf where it has one, else NaN, else
+// (fp6, fp4, the integers) the end of its range; those within half a step beyond it round to the
+// end and are counted as overflowed all the same.
 template <class T>
 error_summary conversion_error(const std::vector<double>& values) {
-  constexpr double max = mixprec::describe<T>().max;
+  constexpr value_range range = range_of<T>();
   error_tally tally;
   for (const double x : values) {
     const double stored = static_cast<double>(mixprec::convert<T>(x));
-    tally.add(x, stored, std::fabs(x) > max);
+    tally.add(x, stored, x < range.lowest || x > range.max);
   }
   return tally.summary();
 }
 
 // OCP Microscaling Formats (MX) v1.0, section 6.3: a block of k = 32 values shares the scale
 // X = 2^(floor(log2(max |v|)) - emax), where emax is the exponent of the element format's
-// largest normal value; each element is v / X rounded to the element format, and values that
-// land above its max are clamped to max.  X is a float8_e8m0fnu, so the shared exponent is
+// largest normal value (element_emax in formats.hpp, which extends it to the integers as MXINT8
+// does); each element is v / X rounded to the element format, and values that land above its max
+// are clamped to max (below an integer's lowest, to the lowest).  X is a float8_e8m0fnu, so the shared exponent is
 // clamped to e8m0's [-127, 127].  A block costs 32 elements plus one 8-bit scale: 0.25 bits more
 // per value.  Clamped values are part of the scheme (at most a factor 2 above max, so their error
 // is bounded) and are measured, not counted as overflowed.
 template <class T>
 error_summary block_scaled_error(const std::vector<double>& values, std::size_t block_size = 32) {
-  constexpr int element_emax = mixprec::format_traits<typename T::format>::max_exponent;
+  constexpr int emax = element_emax<T>();
   error_tally tally;
   for (std::size_t begin = 0; begin < values.size(); begin += block_size) {
     const std::size_t end = std::min(values.size(), begin + block_size);
     double largest = 0;
     for (std::size_t i = begin; i < end; ++i) largest = std::max(largest, std::fabs(values[i]));
     if (largest == 0) continue;  // an all-zero block is exact
-    const int shared_exponent = std::clamp(std::ilogb(largest) - element_emax, -127, 127);
+    const int shared_exponent = std::clamp(std::ilogb(largest) - emax, -127, 127);
     const auto scale = mixprec::convert<mixprec::float8_e8m0fnu>(std::ldexp(1.0, shared_exponent));
     const double x_scale = static_cast<double>(scale);
     for (std::size_t i = begin; i < end; ++i) {

@@ -90,8 +90,11 @@ report_section conversion_section(const std::vector<sample_set>& sets, const for
   });
   return {"conversion", "Conversion error: each value rounded to the format (nearest, ties to even)", table,
           "Relative error |stored - x| / |x| over the nonzero values that did not overflow; values flushed to 0 "
-          "count with error 1. Shares are of the nonzero values. overflowed: |x| > max (it becomes inf, NaN, or "
-          "+-max in fp6/fp4, which have neither).\n"
+          "count with error 1. Shares are of the nonzero values. overflowed: x above max or below the lowest "
+          "value (-max; -2^(bits-1) for the integers): it becomes inf, NaN, or the end of the range in fp6, fp4 "
+          "and the integers, which have neither. Formats without negative values (e8m0, ue4m3, the unsigned "
+          "integers) are left out. The integers round to nearest, ties to even (mixprec::convert, not ml_dtypes' "
+          "truncating cast): without a scale they keep only what lies near their grid of whole numbers.\n"
           "The values, generated in double: Gaussian weights of standard deviation σ; every pixel of the "
           "UCI digits as stored (integers 0..16) and as a network sees them (/ 16); gradients: Student's t with 3 "
           "degrees of freedom times 1e-4, and |g| = 10^(-6 + 2 Z) with Z standard normal and a random sign "
@@ -109,7 +112,7 @@ report_section block_scaling_section(const std::vector<sample_set>& sets, const 
   table.group_by_first_column();
   for_each_set_and_format(sets, formats, [&](const sample_set& set, auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
-    if constexpr (is_mx_element<T>) {
+    if constexpr (is_block_scaled_element<T>) {
       const error_summary alone = conversion_error<T>(set.values);
       const error_summary scaled = block_scaled_error<T>(set.values);
       table.add_row({set.name, name.type, format_number(alone.rms_relative), format_percent(alone.flushed_share),
@@ -122,7 +125,9 @@ report_section block_scaling_section(const std::vector<sample_set>& sets, const 
           "X = 2^(floor(log2(max |v|)) - emax), emax being the exponent of the element format's largest value, "
           "before rounding (OCP MX v1.0 section 6.3): 0.25 bits more per value. X moves each block into the "
           "element format's range, so nothing overflows; values above the element's max are clamped to it and "
-          "measured."};
+          "measured. int4 and int2 (not MX element types) follow the rule OCP gives MXINT8, whose elements are "
+          "int8 codes times 2^-6: emax = floor(log2(max)), 2 for int4 and 0 for int2, so the block's largest "
+          "value lands in [4, 8) or [1, 2) before rounding and clamping."};
 }
 
 struct accumulation_of_format {
@@ -141,7 +146,7 @@ std::vector<accumulation_of_format> measure_accumulation(const format_selection&
   std::vector<accumulation_of_format> results;
   for_each_format(formats, [&](auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
-    if constexpr (holds_values<T>) {
+    if constexpr (accumulates_in_own_arithmetic<T>) {
       results.push_back({name.type, sum_error<T>(uniform, lengths), dot_error<T>(x, y, lengths)});
     }
   });
@@ -181,7 +186,9 @@ report_section accumulation_section(const std::vector<accumulation_of_format>& r
           "format first, so the error is the accumulation's alone; terms are added in order, one at a time. "
           "accumulator float: float acc += term (products in float); format: acc = acc + x * y in the format's "
           "own arithmetic (each product and each sum rounded to the format). exact: a Boost.Multiprecision binary "
-          "float wide enough that no addition rounds (accumulation.hpp). float32's two rows agree, as they must."};
+          "float wide enough that no addition rounds (accumulation.hpp). float32's two rows agree, as they must. "
+          "The integers are left out: their arithmetic wraps modulo 2^bits (ml_dtypes' rule), and a uniform "
+          "[0, 1) input rounds to 0 or 1."};
 }
 
 std::vector<line_chart> accumulation_charts(const std::vector<accumulation_of_format>& results) {
@@ -216,7 +223,8 @@ report_section throughput_section(const format_selection& formats, const workloa
   for_each_format(formats, [&](auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same<T, float32>::value) {  // float to float is the memcpy row
-      // e8m0 and ue4m3 hold no negative values: a negative input is a NaN, not a measure of speed.
+      // e8m0 and ue4m3 hold no negative values (a negative input is a NaN, not a measure of speed),
+      // the unsigned integers none either (it clamps to 0).
       const conversion_speed speed =
           measure_conversion_speed<T>(holds_values<T> ? input : magnitudes, work.min_seconds);
       table.add_row({name.type, format_number(speed.encode_gb_per_s), format_number(speed.decode_gb_per_s)});
@@ -225,7 +233,9 @@ report_section throughput_section(const format_selection& formats, const workloa
   return {"throughput",
           "Bulk conversion speed: mixprec::convert_n, one thread, " + std::to_string(input.size()) + " values", table,
           std::string("Bytes read plus bytes written per second, the median of 3 timings; inputs N(0, 1) (their "
-                      "magnitudes for float8_e8m0fnu and float8_ue4m3, which hold no negative values); SIMD path ") +
+                      "magnitudes for float8_e8m0fnu, float8_ue4m3 and the unsigned integers, which hold no "
+                      "negative values). The integers are packed as they are exchanged (pack_n, unpack_n: int4 two "
+                      "values a byte, int2 four, int1 eight). SIMD path ") +
               mixprec::to_string(mixprec::active_simd_path()) +
               " (chosen at run time). memcpy is the machine's limit for the same array; a conversion can beat it "
               "because it writes fewer bytes than it reads. Careful figures, with Google Benchmark: "

@@ -1,9 +1,11 @@
 // The range and precision of each format, read from the library's compile-time traits
-// (mixprec::describe, include/mixprec/limits.hpp): nothing in this table is measured.
+// (mixprec::describe, include/mixprec/limits.hpp; the integers' constants in intn.hpp): nothing in
+// this table is measured.
 #pragma once
 
 #include <mixprec/limits.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -31,17 +33,26 @@ inline report_section range_section(const format_selection& selection) {
                     {"infinity", "inf", column_kind::text},
                     {"nan", "NaN", column_kind::text},
                     {"gigabytes_7b", "7B values (GB)"}});
+  const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   for_each_format(selection, [&](auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
-    constexpr mixprec::format_description d = mixprec::describe<T>();
-    const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
-    table.add_row({name.type, std::to_string(d.total_bits), std::to_string(d.exponent_bits),
-                   std::to_string(d.mantissa_bits), std::to_string(d.exponent_bias), format_number(d.max, 5),
-                   format_number(d.min_normal, 5), format_number(d.min_subnormal, 5), format_number(d.epsilon, 5),
-                   std::to_string(d.digits10) + "-" + std::to_string(d.max_digits10),
-                   format_number(d.dynamic_range_decades, 3),
-                   format_number(std::log2(d.max) - std::log2(d.min_subnormal), 3), yes_no(d.has_infinity),
-                   yes_no(d.has_nan), format_number(seven_billion_values_gigabytes(d.total_bits), 3)});
+    if constexpr (is_narrow_integer<T>::value) {
+      // Whole numbers from lowest to max in steps of 1: no exponent, no subnormals.
+      const double widest = std::max(-static_cast<double>(T::min_value), static_cast<double>(T::max_value));
+      table.add_row({name.type, std::to_string(T::bits_per_value), "-", std::to_string(T::digits), "-",
+                     std::to_string(T::max_value), "1", "-", "1", "-", format_number(std::log10(widest), 3),
+                     format_number(std::log2(widest), 3), "no", "no",
+                     format_number(seven_billion_values_gigabytes(T::bits_per_value), 3)});
+    } else {
+      constexpr mixprec::format_description d = mixprec::describe<T>();
+      table.add_row({name.type, std::to_string(d.total_bits), std::to_string(d.exponent_bits),
+                     std::to_string(d.mantissa_bits), std::to_string(d.exponent_bias), format_number(d.max, 5),
+                     format_number(d.min_normal, 5), format_number(d.min_subnormal, 5), format_number(d.epsilon, 5),
+                     std::to_string(d.digits10) + "-" + std::to_string(d.max_digits10),
+                     format_number(d.dynamic_range_decades, 3),
+                     format_number(std::log2(d.max) - std::log2(d.min_subnormal), 3), yes_no(d.has_infinity),
+                     yes_no(d.has_nan), format_number(seven_billion_values_gigabytes(d.total_bits), 3)});
+    }
   });
   return {"range", "Range and precision (from the format traits)", table,
           "max, min normal, min subnormal, epsilon: std::numeric_limits' max(), min(), denorm_min(), epsilon(). "
@@ -49,6 +60,10 @@ inline report_section range_section(const format_selection& selection) {
           "(max_digits10). decades, binades: log10 and log2 of max / min subnormal. 7B values: 7e9 values at the "
           "format's width (mixprec's value types store fp6 and fp4 one per byte: 7 GB; packing them is a "
           "container's job).\n"
+          "The integers (int4 ... uint1, ml_dtypes' narrow integers) hold the whole numbers from their lowest "
+          "value (-2^(bits-1) signed, 0 unsigned) to max: man is their value bits (numeric_limits' digits), "
+          "min normal and epsilon their step 1, digits does not apply, decades and binades log10 and log2 of "
+          "their largest magnitude (int1 holds -1 and 0, so its max is 0).\n"
           "float8_e8m0fnu holds only powers of two (no zero, no sign): it is the shared scale of the OCP MX block "
           "formats, so the measurements below use it as a block scale, not as a format for values."};
 }

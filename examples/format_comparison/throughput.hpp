@@ -1,5 +1,6 @@
 // Bulk conversion speed on this machine: convert_n from float to T (encode) and from T to float
-// (decode), on one thread, against memcpy of a float array of the same length.
+// (decode), on one thread, against memcpy of a float array of the same length.  The narrow
+// integers go through pack_n and unpack_n, packed as they are exchanged (int4: two per byte).
 //
 // GB/s counts bytes read plus bytes written, as docs/performance.md does.  Each figure is the
 // median of three timings of at least `min_seconds` each; the benchmarks under benchmarks/ (Google
@@ -7,12 +8,16 @@
 #pragma once
 
 #include <mixprec/bulk/convert_n.hpp>
+#include <mixprec/bulk/intn_pack.hpp>
+#include <mixprec/intn_packing.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <vector>
+
+#include "formats.hpp"
 
 namespace mixprec_example {
 
@@ -52,17 +57,33 @@ struct conversion_speed {
   double decode_gb_per_s;  // T -> float
 };
 
+namespace detail {
+template <class Encode, class Decode>
+conversion_speed speed_of(double bytes, Encode&& encode, Decode&& decode, double min_seconds) {
+  return {bytes / seconds_per_call(encode, min_seconds) / 1e9, bytes / seconds_per_call(decode, min_seconds) / 1e9};
+}
+}  // namespace detail
+
 template <class T>
 conversion_speed measure_conversion_speed(const std::vector<float>& input, double min_seconds) {
   const std::size_t n = input.size();
-  std::vector<T> narrow(n);
   std::vector<float> wide(n);
-  keep_writes_to(narrow.data());
   keep_writes_to(wide.data());
-  const double bytes = static_cast<double>(n * (sizeof(float) + sizeof(T)));
-  const double encode = seconds_per_call([&] { mixprec::convert_n(input.data(), n, narrow.data()); }, min_seconds);
-  const double decode = seconds_per_call([&] { mixprec::convert_n(narrow.data(), n, wide.data()); }, min_seconds);
-  return {bytes / encode / 1e9, bytes / decode / 1e9};
+  if constexpr (is_narrow_integer<T>::value) {
+    std::vector<unsigned char> packed(mixprec::packed_bytes<T>(n));
+    keep_writes_to(packed.data());
+    return detail::speed_of(
+        static_cast<double>(n * sizeof(float) + packed.size()),
+        [&] { mixprec::pack_n<T>(input.data(), n, packed.data()); },
+        [&] { mixprec::unpack_n<T>(packed.data(), n, wide.data()); }, min_seconds);
+  } else {
+    std::vector<T> narrow(n);
+    keep_writes_to(narrow.data());
+    return detail::speed_of(
+        static_cast<double>(n * (sizeof(float) + sizeof(T))),
+        [&] { mixprec::convert_n(input.data(), n, narrow.data()); },
+        [&] { mixprec::convert_n(narrow.data(), n, wide.data()); }, min_seconds);
+  }
 }
 
 // The physical limit for comparison: copying the float array (read 4n bytes, write 4n).

@@ -53,9 +53,12 @@ def check_refusal(binary, arguments, status, *phrases):
 
 FORMATS = ["float32", "float16", "bfloat16", "tfloat32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
            "float8_e5m2fnuz", "float8_e4m3", "float8_e3m4", "float8_e4m3b11fnuz", "float6_e3m2fn", "float6_e2m3fn",
-           "float4_e2m1fn", "float8_e8m0fnu", "float8_ue4m3"]
-VALUE_FORMATS = FORMATS[:-2]  # e8m0 and ue4m3 are scale formats: not measured as formats for values
+           "float4_e2m1fn", "float8_e8m0fnu", "float8_ue4m3", "int4", "uint4", "int2", "uint2", "int1", "uint1"]
+FLOAT_VALUE_FORMATS = FORMATS[:14]  # e8m0 and ue4m3 are scale formats: not measured as formats for values
+SIGNED_INTEGERS = ["int4", "int2", "int1"]  # the unsigned ones would clamp every negative sample to 0
+VALUE_FORMATS = FLOAT_VALUE_FORMATS + SIGNED_INTEGERS
 MX_ELEMENTS = ["float8_e4m3fn", "float8_e5m2", "float6_e3m2fn", "float6_e2m3fn", "float4_e2m1fn"]
+BLOCK_SCALED = MX_ELEMENTS + ["int4", "int2"]
 
 
 def check_format_comparison(binary, scratch):
@@ -78,7 +81,8 @@ def check_format_comparison(binary, scratch):
     expected_max = {"float16": 65504, "bfloat16": 3.3895e38, "float8_e4m3fn": 448, "float8_e5m2": 57344,
                     "float8_e4m3fnuz": 240, "float8_e5m2fnuz": 57344, "float6_e3m2fn": 28, "float6_e2m3fn": 7.5,
                     "float4_e2m1fn": 6, "float8_e4m3": 240, "float8_e3m4": 15.5, "float8_e4m3b11fnuz": 30,
-                    "tfloat32": 3.4012e38, "float8_ue4m3": 448}
+                    "tfloat32": 3.4012e38, "float8_ue4m3": 448, "int4": 7, "uint4": 15, "int2": 1, "uint2": 3,
+                    "uint1": 1}
     for name, value in expected_max.items():
         got = float(by_format[name]["max"])
         check(abs(got - value) <= 1e-4 * value, f"{name} max is {value} (got {got})")
@@ -88,6 +92,10 @@ def check_format_comparison(binary, scratch):
     check(by_format["float8_e4m3fn"]["infinity"] == "no" and by_format["float8_e5m2"]["infinity"] == "yes",
           "e4m3fn has no infinity, e5m2 has one")
     check(float(by_format["float4_e2m1fn"]["gigabytes_7b"]) == 3.5, "7e9 fp4 values take 3.5 GB packed")
+    check(float(by_format["int1"]["max"]) == 0 and float(by_format["int1"]["gigabytes_7b"]) == 0.875,
+          "int1's max is 0, and 7e9 of its values take 0.875 GB packed")
+    check(by_format["int4"]["exponent_bits"] == "-" and by_format["int4"]["mantissa_bits"] == "3",
+          "int4 has no exponent and 3 value bits")
 
     # Conversion error: eight sample sets times the ten formats for values.
     check(len(conversion) == 8 * len(VALUE_FORMATS),
@@ -105,22 +113,32 @@ def check_format_comparison(binary, scratch):
     pixels = errors.get(("digits pixels", "float8_e4m3fn"))
     check(pixels is not None and float(pixels["max_relative_error"]) == 0,
           "e4m3fn holds the integer pixels 0..16 exactly")
+    int4_pixels = errors.get(("digits pixels", "int4"))
+    check(int4_pixels is not None and float(int4_pixels["max_relative_error"]) == 0 and
+          int4_pixels["overflowed"] not in ("0%", "100%"),
+          "int4 holds the pixels up to 7 exactly, and the larger ones overflow")
     fp4_pixels = errors.get(("digits pixels", "float4_e2m1fn"))
     check(fp4_pixels is not None and fp4_pixels["overflowed"] != "0%", "pixels above 6 overflow fp4")
     tiny = errors.get(("weights σ=1e-5", "float8_e4m3fn"))
     check(tiny is not None and tiny["flushed_to_zero"] == "100%", "e4m3fn flushes every σ=1e-5 weight")
 
-    # Block scaling: the five MX element formats; nothing overflows with a block scale.
-    check({r["format"] for r in block} == set(MX_ELEMENTS), "block scaling covers the MX element formats")
+    # Block scaling: the five MX element formats, int4 and int2; nothing overflows with a block scale.
+    check([r["format"] for r in block[:len(BLOCK_SCALED)]] == BLOCK_SCALED,
+          "block scaling covers the MX element formats, then int4 and int2")
     check(all(r["mx_flushed_to_zero"] != "100%" for r in block if r["values"] == "weights σ=1e-5"),
           "with a block scale σ=1e-5 weights survive in every element format")
+    scaled = {(r["values"], r["format"]): r for r in block}
+    fp4, int4 = scaled.get(("weights σ=1", "float4_e2m1fn")), scaled.get(("weights σ=1", "int4"))
+    check(fp4 is not None and int4 is not None and
+          float(int4["mx_rms_relative_error"]) > float(fp4["mx_rms_relative_error"]),
+          "on Gaussian weights block-scaled int4 keeps less than fp4 (its grid is uniform)")
 
     # Accumulation: columns n=10 .. 10^4 in quick mode; fp16 stagnates, float does not.
     check([k for k in accumulation[0].keys() if k.startswith("n_")] == ["n_10", "n_100", "n_1000", "n_10000"],
           f"accumulation columns n_10..n_10000 (got {list(accumulation[0].keys())})")
     rows = {(r["operation"], r["format"], r["accumulator"]): r for r in accumulation}
-    check(len(accumulation) == 2 * 2 * len(VALUE_FORMATS),
-          f"{4 * len(VALUE_FORMATS)} accumulation rows (got {len(accumulation)})")
+    check(len(accumulation) == 2 * 2 * len(FLOAT_VALUE_FORMATS),
+          f"{4 * len(FLOAT_VALUE_FORMATS)} accumulation rows, no integers (got {len(accumulation)})")
     fp16_sum = rows.get(("sum", "float16", "format"))
     float_sum = rows.get(("sum", "float16", "float"))
     check(fp16_sum is not None and float(fp16_sum["n_10000"]) > 0.1,
@@ -146,7 +164,7 @@ def check_format_comparison(binary, scratch):
         check(len(panels) == 4, f"four panels (got {len(panels)})")
         for panel in panels:
             texts = ["".join(t.itertext()) for t in panel.iter(ns + "text")]
-            check(all(name in texts for name in VALUE_FORMATS), "each panel's legend names every format")
+            check(all(name in texts for name in FLOAT_VALUE_FORMATS), "each panel's legend names every format")
             check(len(panel.findall(ns + "path")) >= 1, "each panel draws lines")
     except (ElementTree.ParseError, OSError) as e:
         check(False, f"the SVG parses as XML ({e})")

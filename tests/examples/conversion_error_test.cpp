@@ -87,3 +87,32 @@ TEST_CASE("the block scale stays within e8m0's range") {
   const error_summary in_range = block_scaled_error<mixprec::float8_e4m3fn>({0x1p-120});
   CHECK(in_range.max_relative == 0);
 }
+
+TEST_CASE("conversion to int4: ties to even, both ends of the range overflow, small values flush") {
+  // 2.5 -> 2 (error 0.2), -3.5 -> -4 (1/7), 0.4 -> 0 (flushed), -8 exact, 7.6 -> 7 and -8.6 -> -8
+  // (beyond the range: overflowed, not measured).
+  const error_summary s = conversion_error<mixprec::int4>({2.5, -3.5, 0.4, -8, 7.6, -8.6});
+  CHECK(s.nonzero == 6);
+  CHECK(s.overflow_share == Approx(2.0 / 6));
+  CHECK(s.flushed_share == Approx(1.0 / 6));
+  CHECK(s.max_relative == 1);
+  CHECK(s.rms_relative == Approx(std::sqrt((0.04 + 1.0 / 49 + 1 + 0) / 4)));
+  CHECK(conversion_error<mixprec::int2>({-2, 1}).overflow_share == 0);
+  CHECK(conversion_error<mixprec::int1>({0.25}).overflow_share == 1);  // above int1's max, 0
+}
+
+TEST_CASE("block scaling an integer puts the block's largest magnitude in [2^emax, 2^(emax+1))") {
+  // int4 (emax 2): for {0.75, 0.1875} the scale is 2^(floor(log2 0.75) - 2) = 2^-3, so the values
+  // are 6 and 1.5 -> 2 (ties to even): 0.1875 is stored as 0.25 (error 1/3), 0.75 exactly.
+  const error_summary s = block_scaled_error<mixprec::int4>({0.75, 0.1875});
+  CHECK(s.max_relative == Approx(1.0 / 3));
+  CHECK(s.flushed_share == 0);
+  // 7.9 * 2^-3 in a block: scale 2^(2 - 2 - 3) = 2^-3 -> 7.9 clamps to 7 (error 0.9/7.9), and a
+  // negative block reaches down to -8: -7.9 * 2^-3 rounds to -8 (error 0.1/7.9).
+  CHECK(block_scaled_error<mixprec::int4>({7.9 * 0x1p-3}).max_relative == Approx(0.9 / 7.9));
+  CHECK(block_scaled_error<mixprec::int4>({-7.9 * 0x1p-3}).max_relative == Approx(0.1 / 7.9));
+  // int2 (emax 0): {1.5, 0.4} -> scale 1, 1.5 clamps to 1, 0.4 flushes.
+  const error_summary two = block_scaled_error<mixprec::int2>({1.5, 0.4});
+  CHECK(two.flushed_share == 0.5);
+  CHECK(two.max_relative == 1);
+}

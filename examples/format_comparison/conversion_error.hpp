@@ -67,16 +67,16 @@ class error_tally {
 };
 
 // Each value rounded to T from double (nearest, ties to even, one rounding).  Values outside
-// [lowest, max] (range_of in formats.hpp) overflow: T gives inf where it has one, else NaN, else
+// [lowest, max] (mixprec::describe) overflow: T gives inf where it has one, else NaN, else
 // (fp6, fp4, the integers) the end of its range; those within half a step beyond it round to the
 // end and are counted as overflowed all the same.
 template <class T>
 error_summary conversion_error(const std::vector<double>& values) {
-  constexpr value_range range = range_of<T>();
+  constexpr mixprec::format_description d = mixprec::describe<T>();
   error_tally tally;
   for (const double x : values) {
     const double stored = static_cast<double>(mixprec::convert<T>(x));
-    tally.add(x, stored, x < range.lowest || x > range.max);
+    tally.add(x, stored, x < d.lowest || x > d.max);
   }
   return tally.summary();
 }
@@ -91,7 +91,7 @@ error_summary conversion_error(const std::vector<double>& values) {
 // is bounded) and are measured, not counted as overflowed.
 template <class T>
 error_summary block_scaled_error(const std::vector<double>& values, std::size_t block_size = 32) {
-  constexpr int emax = element_emax<T>();
+  const int emax = element_emax<T>();
   error_tally tally;
   for (std::size_t begin = 0; begin < values.size(); begin += block_size) {
     const std::size_t end = std::min(values.size(), begin + block_size);

@@ -6,11 +6,11 @@
 //   });
 #pragma once
 
-#include <mixprec/intn.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/minifloat.hpp>
 #include <mixprec/types.hpp>
 
+#include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,26 +36,7 @@ struct format_name {
 // The narrow integers int4 ... uint1 (mixprec/intn.hpp): their rows show what an integer grid
 // without a scale keeps, and, with an MX block scale, what int4 and int2 keep beside fp4.
 template <class T>
-struct is_narrow_integer : std::false_type {};
-template <int Bits, bool Signed>
-struct is_narrow_integer<mixprec::intn<Bits, Signed>> : std::true_type {};
-
-// The ends of T's range: [-max, max] for the signed floats, [0, max] for e8m0 and ue4m3 (whose
-// smallest value is positive or zero), [-2^(bits-1), 2^(bits-1) - 1] or [0, 2^bits - 1] for the
-// integers.
-struct value_range {
-  double lowest;
-  double max;
-};
-template <class T>
-constexpr value_range range_of() {
-  if constexpr (is_narrow_integer<T>::value) {
-    return {T::min_value, T::max_value};
-  } else {
-    constexpr mixprec::format_description d = mixprec::describe<T>();
-    return {d.is_signed ? -d.max : 0.0, d.max};
-  }
-}
+constexpr bool is_narrow_integer = mixprec::describe<T>().is_integer;
 
 // The formats the measurements of values use: those with a sign.  float8_e8m0fnu holds powers of
 // two from 2^-127 to 2^127 and nothing else (no zero, no sign): it is the shared scale of the OCP
@@ -63,7 +44,7 @@ constexpr value_range range_of() {
 // unsigned integers would turn every negative sample into 0.  The range and throughput tables list
 // them all; block scaling uses e8m0 as the scale.
 template <class T>
-constexpr bool holds_values = range_of<T>().lowest < 0;
+constexpr bool holds_values = mixprec::describe<T>().lowest < 0;
 
 // The element types of the OCP Microscaling Formats v1.0 (section 5.3): the formats that block
 // scaling with a float8_e8m0fnu scale applies to.
@@ -77,34 +58,22 @@ constexpr bool is_mx_element =
 // positive maximum (int4, int2; int1 holds only -1 and 0), block-scaled by the rule OCP MX v1.0
 // gives its integer element MXINT8.
 template <class T>
-constexpr bool block_scales() {
-  if constexpr (is_narrow_integer<T>::value) {
-    return T::is_signed && T::max_value >= 1;
-  } else {
-    return is_mx_element<T>;
-  }
-}
-template <class T>
-constexpr bool is_block_scaled_element = block_scales<T>();
+constexpr bool is_block_scaled_element = is_mx_element<T> ||
+                                         (is_narrow_integer<T> && mixprec::describe<T>().is_signed &&
+                                          mixprec::describe<T>().max >= 1);
 
 // The exponent of T's largest value, floor(log2(max)): the emax of the OCP MX shared-scale rule
 // (section 6.3).  For an integer that is the emax of the same values read as fixed point: MXINT8's
 // elements are int8 codes times 2^-6 (emax 0), so in integer units its emax is 6 = floor(log2 127).
 template <class T>
-constexpr int element_emax() {
-  if constexpr (is_narrow_integer<T>::value) {
-    int e = 0;
-    while ((2 << e) <= T::max_value) ++e;
-    return e;
-  } else {
-    return mixprec::format_traits<typename T::format>::max_exponent;
-  }
+int element_emax() {
+  return std::ilogb(mixprec::describe<T>().max);
 }
 
 // Arithmetic in the format itself means something for the floats; the integers' wraps modulo
 // 2^bits (ml_dtypes' rule), so the accumulation table leaves them out.
 template <class T>
-constexpr bool accumulates_in_own_arithmetic = holds_values<T> && !is_narrow_integer<T>::value;
+constexpr bool accumulates_in_own_arithmetic = holds_values<T> && !is_narrow_integer<T>;
 
 // Which formats to show; all of them unless the command line picks some.
 class format_selection {

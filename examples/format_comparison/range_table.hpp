@@ -1,11 +1,9 @@
 // The range and precision of each format, read from the library's compile-time traits
-// (mixprec::describe, include/mixprec/limits.hpp; the integers' constants in intn.hpp): nothing in
-// this table is measured.
+// (mixprec::describe, include/mixprec/limits.hpp): nothing in this table is measured.
 #pragma once
 
 #include <mixprec/limits.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -36,23 +34,16 @@ inline report_section range_section(const format_selection& selection) {
   const auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   for_each_format(selection, [&](auto tag, const format_name& name) {
     using T = typename decltype(tag)::type;
-    if constexpr (is_narrow_integer<T>::value) {
-      // Whole numbers from lowest to max in steps of 1: no exponent, no subnormals.
-      const double widest = std::max(-static_cast<double>(T::min_value), static_cast<double>(T::max_value));
-      table.add_row({name.type, std::to_string(T::bits_per_value), "-", std::to_string(T::digits), "-",
-                     std::to_string(T::max_value), "1", "-", "1", "-", format_number(std::log10(widest), 3),
-                     format_number(std::log2(widest), 3), "no", "no",
-                     format_number(seven_billion_values_gigabytes(T::bits_per_value), 3)});
-    } else {
-      constexpr mixprec::format_description d = mixprec::describe<T>();
-      table.add_row({name.type, std::to_string(d.total_bits), std::to_string(d.exponent_bits),
-                     std::to_string(d.mantissa_bits), std::to_string(d.exponent_bias), format_number(d.max, 5),
-                     format_number(d.min_normal, 5), format_number(d.min_subnormal, 5), format_number(d.epsilon, 5),
-                     std::to_string(d.digits10) + "-" + std::to_string(d.max_digits10),
-                     format_number(d.dynamic_range_decades, 3),
-                     format_number(std::log2(d.max) - std::log2(d.min_subnormal), 3), yes_no(d.has_infinity),
-                     yes_no(d.has_nan), format_number(seven_billion_values_gigabytes(d.total_bits), 3)});
-    }
+    constexpr mixprec::format_description d = mixprec::describe<T>();
+    // The integers have no exponent, bias or subnormals, and no decimal digits to speak of.
+    const auto for_floats = [&](std::string cell) { return d.is_integer ? std::string("-") : cell; };
+    table.add_row(
+        {name.type, std::to_string(d.total_bits), for_floats(std::to_string(d.exponent_bits)),
+         std::to_string(d.mantissa_bits), for_floats(std::to_string(d.exponent_bias)), format_number(d.max, 5),
+         format_number(d.min_normal, 5), for_floats(format_number(d.min_subnormal, 5)), format_number(d.epsilon, 5),
+         for_floats(std::to_string(d.digits10) + "-" + std::to_string(d.max_digits10)),
+         format_number(d.dynamic_range_decades, 3), format_number(d.dynamic_range_decades / std::log10(2.0), 3),
+         yes_no(d.has_infinity), yes_no(d.has_nan), format_number(seven_billion_values_gigabytes(d.total_bits), 3)});
   });
   return {"range", "Range and precision (from the format traits)", table,
           "max, min normal, min subnormal, epsilon: std::numeric_limits' max(), min(), denorm_min(), epsilon(). "

@@ -69,7 +69,7 @@ conversion_speed measure_conversion_speed(const std::vector<float>& input, doubl
   const std::size_t n = input.size();
   std::vector<float> wide(n);
   keep_writes_to(wide.data());
-  if constexpr (is_narrow_integer<T>::value) {
+  if constexpr (is_narrow_integer<T>) {
     std::vector<unsigned char> packed(mixprec::packed_bytes<T>(n));
     keep_writes_to(packed.data());
     return detail::speed_of(

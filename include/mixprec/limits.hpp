@@ -2,13 +2,15 @@
 // [numeric.limits.members]): min() is the smallest positive *normal* value, lowest() the most
 // negative finite one, epsilon() the gap between 1 and the next value.  And
 // describe<T>(): the same facts (plus derived ones, such as the dynamic range) as one constexpr
-// struct of plain numbers, for tables and generic code.
+// struct of plain numbers, for tables and generic code; it describes the narrow integers
+// (intn.hpp: int4 ... uint1) too, whose numeric_limits are intn.hpp's.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 
 #include "detail/constexpr_math.hpp"
+#include "intn.hpp"
 #include "minifloat.hpp"
 
 namespace mixprec {
@@ -68,10 +70,48 @@ struct format_description {
   int digits10;                  // decimal digits always preserved through the format
   int max_digits10;              // decimal digits that always identify a value
   double dynamic_range_decades;  // log10(max / min_subnormal)
+  double lowest;                 // most negative finite value: -max, or the smallest value if unsigned
+  bool is_integer;               // int4 ... uint1; for them the fields read as below
 };
+// The narrow integers, whole numbers from lowest to max: total_bits and is_signed as their type,
+// exponent_bits and exponent_bias 0, mantissa_bits = digits = their value bits (numeric_limits'
+// digits: 3 for int4), no infinity, NaN, negative zero or subnormals; min_normal, min_subnormal
+// and epsilon are 1, the step between neighbours (numeric_limits' min() and epsilon() keep the
+// standard's integer meanings: lowest and 0); dynamic_range_decades is log10 of the largest
+// magnitude (0 for int1, whose values are -1 and 0).
 
+namespace detail {
 template <class T>
-constexpr format_description describe() noexcept {
+constexpr format_description describe_integer() noexcept {
+  const int widest = T::max_value > -T::min_value ? T::max_value : -T::min_value;
+  return format_description{
+      T::bits_per_value,
+      1,  // storage bytes
+      0,  // exponent bits
+      T::digits,
+      0,  // bias
+      T::is_signed,
+      false,  // infinity
+      false,  // NaN
+      false,  // negative zero
+      false,  // subnormals
+      static_cast<double>(T::max_value),
+      1,  // min_normal: the step
+      1,  // min_subnormal
+      1,  // epsilon
+      T::digits,
+      std::numeric_limits<T>::digits10,
+      std::numeric_limits<T>::max_digits10,
+      detail::log2(static_cast<double>(widest)) * detail::log10_of_2,
+      static_cast<double>(T::min_value),
+      true,
+  };
+}
+}  // namespace detail
+
+namespace detail {
+template <class T>
+constexpr format_description describe_float() noexcept {
   using Format = typename T::format;
   using traits = format_traits<Format>;
   using codes = detail::limit_codes<Format>;
@@ -97,7 +137,19 @@ constexpr format_description describe() noexcept {
       std::numeric_limits<T>::digits10,
       std::numeric_limits<T>::max_digits10,
       (detail::log2(max) - detail::log2(min_subnormal)) * detail::log10_of_2,
+      traits::is_signed ? -max : detail::code_value<Format>(0),  // e8m0's code 0 is 2^-127
+      false,
   };
+}
+}  // namespace detail
+
+template <class T>
+constexpr format_description describe() noexcept {
+  if constexpr (detail::is_intn_v<T>) {
+    return detail::describe_integer<T>();
+  } else {
+    return detail::describe_float<T>();
+  }
 }
 
 }  // namespace mixprec

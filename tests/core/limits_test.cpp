@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -102,6 +103,53 @@ TEMPLATE_TEST_CASE("describe<T>() agrees with numeric_limits and is a constant e
   CHECK(d.has_nan == L::has_quiet_NaN);
   CHECK(d.dynamic_range_decades == Approx(std::log10(d.max / d.min_subnormal)).epsilon(1e-12));
   CHECK(d.storage_bytes == static_cast<int>(sizeof(TestType)));
+  CHECK(d.lowest == static_cast<double>(L::lowest()));
+  STATIC_REQUIRE_FALSE(d.is_integer);
+}
+
+TEST_CASE("describe<T>() of the unsigned scale formats: lowest is their smallest value", "[limits]") {
+  STATIC_REQUIRE(describe<float8_ue4m3>().lowest == 0);
+  STATIC_REQUIRE(describe<float8_e8m0fnu>().lowest == 0x1p-127);
+  STATIC_REQUIRE(describe<float16>().lowest == -65504);
+}
+
+TEMPLATE_TEST_CASE("describe<T>() of the narrow integers: whole numbers from lowest to max in steps of 1", "[limits]",
+                   int4, uint4, int2, uint2, int1, uint1) {
+  constexpr format_description d = describe<TestType>();
+  using L = std::numeric_limits<TestType>;
+  STATIC_REQUIRE(d.is_integer);
+  STATIC_REQUIRE(d.total_bits == TestType::bits_per_value);
+  STATIC_REQUIRE(d.storage_bytes == 1);
+  STATIC_REQUIRE(d.exponent_bits == 0);
+  STATIC_REQUIRE(d.exponent_bias == 0);
+  CHECK(d.is_signed == L::is_signed);
+  CHECK(d.mantissa_bits == L::digits);
+  CHECK(d.digits == L::digits);
+  CHECK(d.digits10 == L::digits10);
+  CHECK(d.max == static_cast<double>(L::max().value()));
+  CHECK(d.lowest == static_cast<double>(L::lowest().value()));
+  CHECK(d.min_normal == 1);
+  CHECK(d.min_subnormal == 1);
+  CHECK(d.epsilon == 1);
+  CHECK_FALSE(d.has_infinity);
+  CHECK_FALSE(d.has_nan);
+  CHECK_FALSE(d.has_negative_zero);
+  CHECK_FALSE(d.has_subnormals);
+  CHECK(d.dynamic_range_decades == Approx(std::log10(std::max(d.max, -d.lowest))).margin(1e-12));
+}
+
+TEST_CASE("describe<T>() of int4 and int1, spelled out", "[limits]") {
+  constexpr format_description int4_d = describe<int4>();
+  STATIC_REQUIRE(int4_d.max == 7);
+  STATIC_REQUIRE(int4_d.lowest == -8);
+  STATIC_REQUIRE(int4_d.mantissa_bits == 3);
+  CHECK(int4_d.dynamic_range_decades == Approx(std::log10(8.0)));
+  constexpr format_description int1_d = describe<int1>();
+  STATIC_REQUIRE(int1_d.max == 0);
+  STATIC_REQUIRE(int1_d.lowest == -1);
+  STATIC_REQUIRE(int1_d.dynamic_range_decades == 0);
+  STATIC_REQUIRE(describe<uint2>().max == 3);
+  STATIC_REQUIRE(describe<uint2>().lowest == 0);
 }
 
 TEST_CASE("well-known limits (IEEE 754, OFP8, OCP MX)", "[limits]") {

@@ -93,3 +93,50 @@ TEST_CASE("A * B of bf16 matrices is Eigen's product in bf16 arithmetic, as docu
   const Eigen::MatrixXf exact = a.cast<float>() * b.cast<float>();
   CHECK(exact(0, 0) == 4096.0f);
 }
+
+TEMPLATE_TEST_CASE("the narrow integers are Eigen integer scalars that wrap as ml_dtypes' do", "[eigen][intn]", int4,
+                   uint4, int2, uint2, int1, uint1) {
+  using T = TestType;
+  using traits = Eigen::NumTraits<T>;
+  STATIC_REQUIRE(traits::IsInteger == 1);
+  STATIC_REQUIRE(traits::IsSigned == (T::is_signed ? 1 : 0));
+  CHECK(traits::highest().value() == T::max_value);
+  CHECK(traits::lowest().value() == T::min_value);
+  // Every pair of values, added and multiplied element-wise, as the scalar operators wrap.
+  constexpr int count = T::max_value - T::min_value + 1;
+  dynamic_matrix<T> a(count, count), b(count, count);
+  for (int i = 0; i < count; ++i) {
+    for (int j = 0; j < count; ++j) {
+      a(i, j) = T(T::min_value + i);
+      b(i, j) = T(T::min_value + j);
+    }
+  }
+  const dynamic_matrix<T> sum = a + b;
+  const dynamic_matrix<T> product = a.cwiseProduct(b);
+  bool all = true;
+  for (int i = 0; i < count; ++i) {
+    for (int j = 0; j < count; ++j) {
+      all = all && sum(i, j) == a(i, j) + b(i, j) && product(i, j) == a(i, j) * b(i, j);
+    }
+  }
+  CHECK(all);
+  CHECK(a.maxCoeff().value() == T::max_value);
+  CHECK(a.minCoeff().value() == T::min_value);
+  // cast<float>() is exact; cast<T>() from float is the constructor: truncation, then the wrap.
+  const Eigen::MatrixXf widened = a.template cast<float>();
+  CHECK(widened(count - 1, 0) == static_cast<float>(T::max_value));
+  Eigen::MatrixXf floats(1, 3);
+  floats << 1.75f, -1.75f, static_cast<float>(T::max_value + 1);
+  const dynamic_matrix<T> narrowed = floats.cast<T>();
+  CHECK(narrowed(0, 0) == T(1));
+  CHECK(narrowed(0, 1) == T(-1));
+  CHECK(narrowed(0, 2) == T(T::max_value + 1));  // wraps to the lowest value
+  CHECK(narrowed(0, 2).value() == T::min_value);
+}
+
+TEST_CASE("a sum of int4 values wraps; summing the float cast does not", "[eigen][intn]") {
+  dynamic_matrix<int4> a = dynamic_matrix<int4>::Constant(2, 2, int4(3));
+  CHECK(a.sum() == int4(-4));  // 12 wraps to 12 - 16
+  CHECK(a.cast<float>().sum() == 12.0f);
+  CHECK(a.cast<float>().mean() == 3.0f);
+}

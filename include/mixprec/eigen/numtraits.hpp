@@ -23,6 +23,11 @@
 // only some would make a result depend on the shape.  Products with float accumulation are
 // mixprec::eigen::gemm / matmul (eigen/gemm.hpp), or mixprec::ops::matmul under autocast.
 //
+// The narrow integers (int4 ... uint1, intn.hpp) are integer scalars: element arithmetic wraps
+// modulo 2^bits as ml_dtypes' does (a sum of int4s can wrap), cast<float>() is exact, and
+// cast<int4>() from float is intn's constructor, ml_dtypes' astype (truncate, then wrap); for a
+// rounded, saturating conversion use mixprec::convert<int4> or pack_n.
+//
 // e8m0 (float8_e8m0fnu) has no zero: Scalar(0) in Eigen's algorithms is NaN there.  It is a
 // scale format; store it in Eigen matrices, compute with the others.
 //
@@ -35,6 +40,7 @@
 #include <Eigen/Core>
 
 #include "../cmath.hpp"
+#include "../intn.hpp"
 #include "../limits.hpp"
 #include "../types.hpp"
 
@@ -63,6 +69,29 @@ struct NumTraits<mixprec::minifloat<Format>> : GenericNumTraits<mixprec::miniflo
   static Scalar lowest() { return std::numeric_limits<Scalar>::lowest(); }
   static Scalar infinity() { return std::numeric_limits<Scalar>::infinity(); }
   static Scalar quiet_NaN() { return std::numeric_limits<Scalar>::quiet_NaN(); }
+  static int digits10() { return std::numeric_limits<Scalar>::digits10; }
+};
+
+template <int Bits, bool Signed>
+struct NumTraits<mixprec::intn<Bits, Signed>> : GenericNumTraits<mixprec::intn<Bits, Signed>> {
+  using Scalar = mixprec::intn<Bits, Signed>;
+  using Real = Scalar;
+  using NonInteger = float;  // what Eigen computes a mean or a norm in: holds every value exactly
+  using Literal = Scalar;
+  using Nested = Scalar;
+  enum {
+    IsComplex = 0,
+    IsInteger = 1,
+    IsSigned = Signed ? 1 : 0,
+    RequireInitialization = 0,
+    ReadCost = 1,
+    AddCost = 1,
+    MulCost = 1,
+  };
+  static Scalar epsilon() { return Scalar(0); }
+  static Scalar dummy_precision() { return Scalar(0); }
+  static Scalar highest() { return std::numeric_limits<Scalar>::max(); }
+  static Scalar lowest() { return std::numeric_limits<Scalar>::lowest(); }
   static int digits10() { return std::numeric_limits<Scalar>::digits10; }
 };
 

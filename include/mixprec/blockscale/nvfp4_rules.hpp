@@ -88,8 +88,10 @@ MIXPREC_HOST_DEVICE inline float8_ue4m3 te_nvfp4_block_scale(float block_amax, f
 // the Python reference's min(1/0, FLT_MAX) gives the same values, other codes), NaN for NaN.
 // (The float overload takes the scale's value: the quantiser decodes its scales in bulk.)
 MIXPREC_HOST_DEVICE inline float te_nvfp4_element_multiplier(float scale_value, float decode_scale) noexcept {
-  if (scale_value == 0.0f) return 0.0f;
-  return detail::at_most_float_max(1.0f / (scale_value * decode_scale));
+  // The reciprocal is taken for a zero scale too (+inf, then discarded): without a branch before
+  // the division the quantiser's loop over a batch of scales vectorises.
+  const float multiplier = detail::at_most_float_max(1.0f / (scale_value * decode_scale));
+  return scale_value == 0.0f ? 0.0f : multiplier;
 }
 MIXPREC_HOST_DEVICE inline float te_nvfp4_element_multiplier(float8_ue4m3 scale, float decode_scale) noexcept {
   return te_nvfp4_element_multiplier(static_cast<float>(scale), decode_scale);

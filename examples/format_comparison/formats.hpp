@@ -6,6 +6,7 @@
 //   });
 #pragma once
 
+#include <mixprec/intn.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/minifloat.hpp>
 #include <mixprec/types.hpp>

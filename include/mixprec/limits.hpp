@@ -3,14 +3,14 @@
 // negative finite one, epsilon() the gap between 1 and the next value.  And
 // describe<T>(): the same facts (plus derived ones, such as the dynamic range) as one constexpr
 // struct of plain numbers, for tables and generic code; it describes the narrow integers
-// (intn.hpp: int4 ... uint1) too, whose numeric_limits are intn.hpp's.
+// (intn.hpp: int4 ... uint1; include it to name them) too, whose numeric_limits are intn.hpp's.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "detail/constexpr_math.hpp"
-#include "intn.hpp"
 #include "minifloat.hpp"
 
 namespace mixprec {
@@ -80,7 +80,18 @@ struct format_description {
 // standard's integer meanings: lowest and 0); dynamic_range_decades is log10 of the largest
 // magnitude (0 for int1, whose values are -1 and 0).
 
+// intn.hpp's narrow integers, declared only: describe<int4>() needs the type (and its
+// numeric_limits) complete, which naming it requires; declaring it here keeps int4, uint4, ...
+// out of the files that include only this header (CUDA's own vector types have those names).
+template <int Bits, bool Signed>
+class intn;
+
 namespace detail {
+template <class T>
+struct is_narrow_integer : std::false_type {};
+template <int Bits, bool Signed>
+struct is_narrow_integer<intn<Bits, Signed>> : std::true_type {};
+
 template <class T>
 constexpr format_description describe_integer() noexcept {
   const int widest = T::max_value > -T::min_value ? T::max_value : -T::min_value;
@@ -145,7 +156,7 @@ constexpr format_description describe_float() noexcept {
 
 template <class T>
 constexpr format_description describe() noexcept {
-  if constexpr (detail::is_intn_v<T>) {
+  if constexpr (detail::is_narrow_integer<T>::value) {
     return detail::describe_integer<T>();
   } else {
     return detail::describe_float<T>();

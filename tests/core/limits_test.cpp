@@ -1,5 +1,6 @@
 // limits.hpp: std::numeric_limits and describe<T>() against the standard's definitions
 // ([numeric.limits.members]) evaluated on the table of values built by the independent oracle.
+#include <mixprec/intn.hpp>
 #include <mixprec/limits.hpp>
 #include <mixprec/types.hpp>
 

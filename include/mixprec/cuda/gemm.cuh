@@ -130,7 +130,7 @@ __device__ inline void mma_tile(float (&d)[4], const std::uint32_t (&a)[4], std:
 
 // The bytes of one 16-byte chunk of a row, element by element (zero past the matrix).
 template <class T>
-__device__ inline uint4 gather_chunk(const T* row, long long first, long long limit) {
+__device__ inline ::uint4 gather_chunk(const T* row, long long first, long long limit) {
   constexpr int per_chunk = 16 / static_cast<int>(sizeof(T));
   unsigned char bytes[16] = {};
   for (int e = 0; e < per_chunk; ++e) {
@@ -140,7 +140,7 @@ __device__ inline uint4 gather_chunk(const T* row, long long first, long long li
         bytes[e * sizeof(T) + b] = static_cast<unsigned char>(code >> (8 * b));
     }
   }
-  uint4 v;
+  ::uint4 v;
   memcpy(&v, bytes, 16);
   return v;
 }
@@ -170,8 +170,8 @@ __global__ void __launch_bounds__(gemm_tiling::threads, gemm_tiling::blocks_per_
       const bool inside = row != nullptr && first < limit;  // rows are whole chunks: in or out
       copy_async_16(shared_base + offset, inside ? static_cast<const void*>(row + first) : matrix, inside ? 16 : 0);
     } else {
-      const uint4 v = row != nullptr ? gather_chunk(row, first, limit) : uint4{0, 0, 0, 0};
-      *reinterpret_cast<uint4*>(shared + offset) = v;
+      const ::uint4 v = row != nullptr ? gather_chunk(row, first, limit) : ::uint4{0, 0, 0, 0};
+      *reinterpret_cast<::uint4*>(shared + offset) = v;
     }
   };
   const auto load_a = [&](int stage, int kt) {
@@ -201,8 +201,8 @@ __global__ void __launch_bounds__(gemm_tiling::threads, gemm_tiling::blocks_per_
     for (int i = 0; i < 4; ++i) {
       const long long k = k0 + i;
       if constexpr (VectorLoads) {
-        uint2 v{0, 0};
-        if (k < p.K && n < p.N) v = *reinterpret_cast<const uint2*>(p.B + k * p.ldb + n);
+        ::uint2 v{0, 0};
+        if (k < p.K && n < p.N) v = *reinterpret_cast<const ::uint2*>(p.B + k * p.ldb + n);
         b_rows[0][i] = v.x;
         b_rows[1][i] = v.y;
       } else {

@@ -198,9 +198,9 @@ __global__ void __launch_bounds__(nvfp4_threads) nvfp4_blocks_kernel(nvfp4_copy_
     const std::uint64_t block = static_cast<std::uint64_t>(line) * per_line + j;
     unsigned char packed[nvfp4_packed_bytes];
     mixprec::detail::pack_codes<4>(codes, b, packed);
-    uint2 word;
+    ::uint2 word;
     std::memcpy(&word, packed, sizeof word);
-    reinterpret_cast<uint2*>(job.out.data)[block] = word;
+    reinterpret_cast<::uint2*>(job.out.data)[block] = word;
     job.out.scales[block] = s.bits();
   }
 }

@@ -58,7 +58,7 @@ static_assert(tensor_chunk_elements % unscale_blocks_per_chunk == 0 && unscale_p
 // unrolled inline, half of a warp's stall cycles were instruction fetch on an H100:
 // docs/results/2026-11-26-h100/ncu_unscale_bf16.txt).
 template <class T>
-__device__ __noinline__ uint4 unscale_vector_exact(uint4 raw, float inv_scale, rounding r) {
+__device__ __noinline__ ::uint4 unscale_vector_exact(::uint4 raw, float inv_scale, rounding r) {
   constexpr unsigned group = vector_bytes / sizeof(T);
   T values[group];
   std::memcpy(values, &raw, sizeof values);
@@ -90,9 +90,9 @@ __device__ bool unscale_range(T* data, std::uint64_t begin, std::uint64_t end, f
     // Each thread loads InFlight vectors before it converts any (one at a time left most of the
     // bandwidth unused: bfloat16 ran at 0.44 of a copy's on an H100, docs/performance.md).
     const std::uint64_t vectors = (end - begin) / group;
-    auto* base = reinterpret_cast<uint4*>(data + begin);
+    auto* base = reinterpret_cast<::uint4*>(data + begin);
     for (std::uint64_t v = threadIdx.x; v < vectors; v += InFlight * blockDim.x) {
-      uint4 raw[InFlight] = {};
+      ::uint4 raw[InFlight] = {};
 #pragma unroll
       for (unsigned u = 0; u < InFlight; ++u) {
         if (v + u * blockDim.x < vectors) raw[u] = base[v + u * blockDim.x];

@@ -185,11 +185,11 @@ struct raw_vector<4> {
 };
 template <>
 struct raw_vector<8> {
-  using type = uint2;
+  using type = ::uint2;
 };
 template <>
 struct raw_vector<16> {
-  using type = uint4;
+  using type = ::uint4;
 };
 
 // Chunks each thread loads before it converts any (bytes in flight hide the memory's latency).

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "detail/intn_declaration.hpp"
 #include "errors.hpp"
 
 namespace mixprec {
@@ -181,13 +182,6 @@ using int1 = intn<1, true>;
 using uint1 = intn<1, false>;
 
 namespace detail {
-template <class T>
-struct is_intn : std::false_type {};
-template <int Bits, bool Signed>
-struct is_intn<intn<Bits, Signed>> : std::true_type {};
-template <class T>
-constexpr bool is_intn_v = is_intn<T>::value;
-
 // "int4", "uint2", ...: the ml_dtypes names (intn<3, true> is "int3").
 template <int Bits, bool Signed>
 std::string intn_name() {

@@ -8,9 +8,9 @@
 
 #include <cstdint>
 #include <limits>
-#include <type_traits>
 
 #include "detail/constexpr_math.hpp"
+#include "detail/intn_declaration.hpp"
 #include "minifloat.hpp"
 
 namespace mixprec {
@@ -80,18 +80,9 @@ struct format_description {
 // standard's integer meanings: lowest and 0); dynamic_range_decades is log10 of the largest
 // magnitude (0 for int1, whose values are -1 and 0).
 
-// intn.hpp's narrow integers, declared only: describe<int4>() needs the type (and its
-// numeric_limits) complete, which naming it requires; declaring it here keeps int4, uint4, ...
-// out of the files that include only this header (CUDA's own vector types have those names).
-template <int Bits, bool Signed>
-class intn;
-
+// (intn is only declared here, detail/intn_declaration.hpp: describe<int4>() needs the type and
+// its numeric_limits complete, which naming it requires.)
 namespace detail {
-template <class T>
-struct is_narrow_integer : std::false_type {};
-template <int Bits, bool Signed>
-struct is_narrow_integer<intn<Bits, Signed>> : std::true_type {};
-
 template <class T>
 constexpr format_description describe_integer() noexcept {
   const int widest = T::max_value > -T::min_value ? T::max_value : -T::min_value;
@@ -118,9 +109,7 @@ constexpr format_description describe_integer() noexcept {
       true,
   };
 }
-}  // namespace detail
 
-namespace detail {
 template <class T>
 constexpr format_description describe_float() noexcept {
   using Format = typename T::format;
@@ -156,7 +145,7 @@ constexpr format_description describe_float() noexcept {
 
 template <class T>
 constexpr format_description describe() noexcept {
-  if constexpr (detail::is_narrow_integer<T>::value) {
+  if constexpr (detail::is_intn_v<T>) {
     return detail::describe_integer<T>();
   } else {
     return detail::describe_float<T>();

@@ -176,7 +176,7 @@ MIXPREC_SIMD_INLINE void store_values(__m128i values, float* out) {
 // masked: the lane's code, which indexes the table of (at most 4) values held as floats.
 template <int Bits>
 inline void unpack_narrow(const unsigned char* in, std::size_t n, const signed char (&table)[16], float* out) {
-  static_assert(Bits == 1 || Bits == 2, "unpack_nibbles takes 4-bit codes");
+  static_assert(Bits == 1 || Bits == 2, "2- and 1-bit codes (4-bit ones: unpack_nibbles)");
   const __m256 lut = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(table))));
   const __m256i shifts = _mm256_setr_epi32(0, Bits, 2 * Bits, 3 * Bits, 4 * Bits, 5 * Bits, 6 * Bits, 7 * Bits);
   const __m256i mask = _mm256_set1_epi32((1 << Bits) - 1);
